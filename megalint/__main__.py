@@ -1,0 +1,3 @@
+from megalint.cli import main
+
+raise SystemExit(main())

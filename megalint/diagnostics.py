@@ -1,0 +1,102 @@
+"""What every stage reports and every renderer prints."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+from megalint.source import Span
+
+
+class Severity(str, enum.Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+    @property
+    def rank(self) -> int:
+        return {"info": 0, "warning": 1, "error": 2}[self.value]
+
+
+class Applicability(str, enum.Enum):
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+    DISPLAY_ONLY = "display-only"
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace the characters [span.start, span.end) of span.path with `content`."""
+
+    span: Span
+    content: str
+
+    def to_json(self) -> dict:
+        return {
+            "content": self.content,
+            "location": {"row": self.span.start_line, "column": self.span.start_col},
+            "end_location": {"row": self.span.end_line, "column": self.span.end_col},
+        }
+
+
+@dataclass(frozen=True)
+class Fix:
+    message: str
+    applicability: Applicability
+    edits: tuple[Edit, ...]
+
+    def to_json(self) -> dict:
+        return {
+            "message": self.message,
+            "applicability": self.applicability.value,
+            "edits": [e.to_json() for e in self.edits],
+        }
+
+
+@dataclass(frozen=True)
+class Label:
+    span: Span
+    text: str
+
+
+@dataclass
+class Diagnostic:
+    code: str
+    name: str
+    severity: Severity
+    message: str
+    span: Span
+    labels: tuple[Label, ...] = ()
+    help: str | None = None
+    fix: Fix | None = None
+    url: str | None = None
+    # Shown when the finding holds only on some paths through undecided branches.
+    condition: str | None = None
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def path(self) -> str:
+        return self.span.path
+
+    def sort_key(self):
+        return (self.span.path, self.span.start_line, self.span.start_col, self.code)
+
+    def to_json(self) -> dict:
+        return {
+            "code": self.code,
+            "name": self.name,
+            "severity": self.severity.value,
+            "message": self.message,
+            "filename": self.span.path,
+            "location": {"row": self.span.start_line, "column": self.span.start_col},
+            "end_location": {"row": self.span.end_line, "column": self.span.end_col},
+            "labels": [
+                {"message": l.text, "filename": l.span.path,
+                 "location": {"row": l.span.start_line, "column": l.span.start_col},
+                 "end_location": {"row": l.span.end_line, "column": l.span.end_col}}
+                for l in self.labels
+            ],
+            "help": self.help,
+            "fix": self.fix.to_json() if self.fix else None,
+            "url": self.url,
+        }

@@ -1,0 +1,67 @@
+"""The launch model: what one launch command would start, as megalint understood it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from megalint.shell.values import Unknown, Word
+from megalint.source import Span
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """An integer that may be unknown, with the words it was computed from and how."""
+
+    value: int | None
+    how: str  # e.g. "torchrun --nproc-per-node", "#SBATCH --nodes", "default of torchrun"
+    words: tuple[Word, ...] = ()
+    unknown: Unknown | None = None
+
+    @property
+    def known(self) -> bool:
+        return self.value is not None
+
+    @property
+    def span(self) -> Span | None:
+        for w in self.words:
+            if w.span is not None:
+                return w.span
+        return None
+
+    def to_json(self) -> dict:
+        return {
+            "value": self.value,
+            "how": self.how,
+            "unknown": None if self.unknown is None else self.unknown.reason,
+            "at": [str(w.span) for w in self.words if w.span is not None],
+        }
+
+
+@dataclass(frozen=True)
+class SchedulerHeader:
+    """One `#SBATCH`/`#PBS` option written as a literal comment line."""
+
+    scheduler: str  # "slurm" or "pbs"
+    key: str  # "--nodes", "--gres", "-l select" ...
+    value: str
+    span: Span  # the value's span
+
+
+@dataclass
+class Launch:
+    launcher: str  # torchrun | torch.distributed.launch | torch.distributed.run | srun | deepspeed | mpirun | python
+    command: tuple[Word, ...]  # the whole command as run, launcher words included
+    entry: Word | None  # the Python entry point, e.g. pretrain_gpt.py
+    argv: tuple[Word, ...]  # the arguments given to the entry point
+    env: dict[str, Word]  # the environment the launch runs with (exports, prefixes)
+    nproc_per_node: Quantity
+    nnodes: Quantity
+    world_size: Quantity
+    span: Span  # the launch command
+    condition: tuple[str, ...] = ()  # the undecided branches taken to reach it
+    launcher_words: tuple[Word, ...] = ()  # srun/torchrun options, for rules that need them
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def is_megatron(self) -> bool:
+        return self.entry is not None

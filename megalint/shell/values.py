@@ -1,0 +1,117 @@
+"""The values the evaluator computes: text that remembers where every character came from.
+
+A `Segment` is a run of characters with one provenance. Its `site` is where the characters
+appear at the level a user reads them: for `--tensor-model-parallel-size $TP` written inside
+`GPT_ARGS="…"`, the segment "8" has its site at `$TP` in that string, and its `origin` chain
+points at `TP=8`. Expanding `$GPT_ARGS` later into a command keeps every field's site (the
+flag is still written inside the string) and records the expansion in `via`.
+
+A `Word` is one field after expansion and word splitting: one element of a command's argv.
+Unknown parts carry an `Unknown` with the reason; a word with any unknown part has no text.
+A `Word` with `splat` set stands for any number of unknown words (`"$@"` of the script).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from megalint.source import Span
+
+
+@dataclass(frozen=True)
+class Unknown:
+    reason: str
+    span: Span | None = None
+
+    def __str__(self) -> str:
+        return self.reason
+
+
+@dataclass(frozen=True)
+class Segment:
+    text: str | None
+    site: Span | None
+    origin: tuple[Span, ...] = ()
+    unknown: Unknown | None = None
+    via: tuple[Span, ...] = ()
+
+    @staticmethod
+    def unknown_at(reason: str, site: Span | None, origin: tuple[Span, ...] = ()) -> "Segment":
+        return Segment(None, site, origin, Unknown(reason, site))
+
+
+@dataclass(frozen=True)
+class Word:
+    segments: tuple[Segment, ...]
+    splat: Unknown | None = None
+
+    @property
+    def text(self) -> str | None:
+        if self.splat is not None:
+            return None
+        parts = []
+        for seg in self.segments:
+            if seg.text is None:
+                return None
+            parts.append(seg.text)
+        return "".join(parts)
+
+    @property
+    def partial_text(self) -> str:
+        """The text with unknown parts shown as `…`, for messages."""
+        if self.splat is not None:
+            return "…"
+        return "".join("…" if s.text is None else s.text for s in self.segments)
+
+    @property
+    def unknown(self) -> Unknown | None:
+        if self.splat is not None:
+            return self.splat
+        for seg in self.segments:
+            if seg.text is None:
+                return seg.unknown or Unknown("unknown value")
+        return None
+
+    @property
+    def span(self) -> Span | None:
+        sites = [s.site for s in self.segments if s.site is not None]
+        if not sites:
+            return self.splat.span if self.splat else None
+        first, last = sites[0], sites[-1]
+        if first.path == last.path and first.start <= last.end and last.start >= first.start:
+            return Span(first.path, first.start_line, first.start_col, last.end_line, last.end_col,
+                        first.start, last.end)
+        return first
+
+    @property
+    def origins(self) -> tuple[Span, ...]:
+        seen: list[Span] = []
+        for seg in self.segments:
+            for sp in seg.origin:
+                if sp not in seen:
+                    seen.append(sp)
+        return tuple(seen)
+
+    @property
+    def via(self) -> tuple[Span, ...]:
+        seen: list[Span] = []
+        for seg in self.segments:
+            for sp in seg.via:
+                if sp not in seen:
+                    seen.append(sp)
+        return tuple(seen)
+
+    def __repr__(self) -> str:
+        return f"Word({self.partial_text!r} @ {self.span})"
+
+
+def literal_word(text: str, span: Span | None) -> Word:
+    return Word((Segment(text, span),))
+
+
+@dataclass
+class Provenance:
+    """Where a resolved value came from, for `megalint model` and diagnostics' labels."""
+
+    span: Span | None
+    chain: tuple[Span, ...] = field(default_factory=tuple)

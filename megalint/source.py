@@ -1,0 +1,85 @@
+"""Source text and spans.
+
+A span is 1-based line and column in Unicode code points, end exclusive, plus the matching
+character offsets into the decoded text so that fixes can edit it without recomputing lines.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, order=True)
+class Span:
+    path: str
+    start_line: int
+    start_col: int
+    end_line: int
+    end_col: int
+    start: int = field(default=0, compare=False)  # character offset, inclusive
+    end: int = field(default=0, compare=False)  # character offset, exclusive
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.start_line}:{self.start_col}"
+
+    def to_json(self) -> dict:
+        return {
+            "path": self.path,
+            "start": {"row": self.start_line, "column": self.start_col},
+            "end": {"row": self.end_line, "column": self.end_col},
+        }
+
+
+class SourceFile:
+    """The decoded text of one file, with offset <-> line/column mapping.
+
+    tree-sitter reports byte offsets; every span megalint shows is in characters, because
+    launch scripts carry non-ASCII comments (Chinese in 179 of 1,322 public scripts).
+    """
+
+    def __init__(self, path: str, text: str):
+        self.path = path
+        self.text = text
+        self.data = text.encode("utf-8")
+        self._line_starts = [0]
+        for i, ch in enumerate(text):
+            if ch == "\n":
+                self._line_starts.append(i + 1)
+        self._ascii = len(self.data) == len(text)
+        self._byte_to_char: list[int] | None = None
+
+    @property
+    def lines(self) -> list[str]:
+        return self.text.split("\n")
+
+    def char_offset(self, byte_offset: int) -> int:
+        if self._ascii:
+            return byte_offset
+        if self._byte_to_char is None:
+            table = []
+            for i, ch in enumerate(self.text):
+                table.extend([i] * len(ch.encode("utf-8")))
+            table.append(len(self.text))
+            self._byte_to_char = table
+        if byte_offset >= len(self._byte_to_char):
+            return len(self.text)
+        return self._byte_to_char[byte_offset]
+
+    def position(self, char_offset: int) -> tuple[int, int]:
+        line = bisect.bisect_right(self._line_starts, char_offset) - 1
+        return line + 1, char_offset - self._line_starts[line] + 1
+
+    def span(self, start: int, end: int) -> Span:
+        """A span from character offsets."""
+        sl, sc = self.position(start)
+        el, ec = self.position(end)
+        return Span(self.path, sl, sc, el, ec, start, end)
+
+    def span_bytes(self, start_byte: int, end_byte: int) -> Span:
+        return self.span(self.char_offset(start_byte), self.char_offset(end_byte))
+
+    def line_text(self, line: int) -> str:
+        start = self._line_starts[line - 1]
+        end = self._line_starts[line] - 1 if line < len(self._line_starts) else len(self.text)
+        return self.text[start:end]
