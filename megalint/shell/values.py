@@ -34,6 +34,9 @@ class Segment:
     origin: tuple[Span, ...] = ()
     unknown: Unknown | None = None
     via: tuple[Span, ...] = ()
+    # Set when the text is a default the script gives for an input it does not control
+    # (`${NNODES:-1}`, `${1:-8}`): usable for most checks, not for a node count.
+    assumed: str | None = None
 
     @staticmethod
     def unknown_at(reason: str, site: Span | None, origin: tuple[Span, ...] = ()) -> "Segment":
@@ -82,6 +85,13 @@ class Word:
             return Span(first.path, first.start_line, first.start_col, last.end_line, last.end_col,
                         first.start, last.end)
         return first
+
+    @property
+    def assumed(self) -> str | None:
+        for seg in self.segments:
+            if seg.assumed:
+                return seg.assumed
+        return None
 
     @property
     def origins(self) -> tuple[Span, ...]:

@@ -1,0 +1,475 @@
+"""Finding the launches in the commands a script runs, and how many processes each starts.
+
+Launchers: torchrun, `python -m torch.distributed.{run,launch}`, srun (with a per-node launcher
+or one task per GPU), deepspeed, mpirun/mpiexec, plain python; also a launcher held in a
+variable, since the evaluator has already split `$LAUNCHER` into words.
+"""
+
+from __future__ import annotations
+
+import re
+
+from megalint.launch.model import Launch, Quantity, SchedulerHeader
+from megalint.shell.facts import CommandRecord, ScriptFacts
+from megalint.shell.headers import gpus_per_node, header_value, node_count
+from megalint.shell.values import Unknown, Word
+
+ENTRY_RE = re.compile(
+    r"(^|/)(pretrain_[A-Za-z0-9_]*\.py|posttrain_[A-Za-z0-9_]*\.py|finetune[A-Za-z0-9_]*\.py|train_rl\.py|"
+    r"tasks/main\.py|main\.py)$")
+MEGATRON_HINT_FLAGS = frozenset({
+    "--tensor-model-parallel-size", "--pipeline-model-parallel-size", "--num-layers", "--hidden-size",
+    "--micro-batch-size", "--global-batch-size", "--num-attention-heads", "--seq-length",
+    "--context-parallel-size", "--expert-model-parallel-size", "--train-iters",
+})
+
+_PY = re.compile(r"^python(\d+(\.\d+)?)?$")
+_WRAPPERS_NO_ARGS = {"nohup", "time", "exec", "command", "builtin"}
+# Options of each launcher that take a separate value (`--opt value`); the rest are switches.
+_TORCHRUN_VALUE = {
+    "--nproc_per_node", "--nproc-per-node", "--nnodes", "--node_rank", "--node-rank", "--master_addr",
+    "--master-addr", "--master_port", "--master-port", "--rdzv_backend", "--rdzv-backend", "--rdzv_endpoint",
+    "--rdzv-endpoint", "--rdzv_id", "--rdzv-id", "--rdzv_conf", "--rdzv-conf", "--max_restarts",
+    "--max-restarts", "--monitor_interval", "--monitor-interval", "--start_method", "--start-method",
+    "--role", "--log_dir", "--log-dir", "--redirects", "-r", "--tee", "-t", "--local_addr", "--local-addr",
+    "--logs_specs", "--logs-specs", "--local-ranks-filter", "--local_ranks_filter", "--event-log-handler",
+    "--numa-binding", "--numa_binding", "--signals-to-handle", "--duplicate-stdout-filters",
+    "--duplicate-stderr-filters", "--virtual-local-rank",
+}
+_SRUN_VALUE = {
+    "-N", "--nodes", "-n", "--ntasks", "--ntasks-per-node", "--gpus-per-node", "--gres", "-c",
+    "--cpus-per-task", "--container-image", "--container-mounts", "--container-workdir", "--container-name",
+    "-o", "--output", "-e", "--error", "-J", "--job-name", "-p", "--partition", "--mpi", "--export",
+    "-w", "--nodelist", "-x", "--exclude", "--mem", "--mem-per-gpu", "--mem-per-cpu", "-t", "--time",
+    "--cpu-bind", "--gpus", "-G", "--gpus-per-task", "--ntasks-per-gpu", "-A", "--account", "-q", "--qos",
+    "--distribution", "-m", "--jobid", "--overlap-limit", "--network", "-C", "--constraint", "--chdir", "-D",
+    "--gpu-bind", "--threads-per-core", "--hint", "--reservation", "--container-env", "--environment",
+}
+_DEEPSPEED_VALUE = {"--num_gpus", "--num-gpus", "--num_nodes", "--num-nodes", "--hostfile", "-H", "--master_port",
+                    "--master_addr", "--include", "-i", "--exclude", "-e", "--launcher", "--launcher_args",
+                    "--node_rank", "--ssh_port", "--module", "--bind_core_list", "--elastic_training"}
+_MPI_VALUE = {"-np", "-n", "-c", "--np", "-N", "-npernode", "--npernode", "--map-by", "-map-by", "-x",
+              "--hostfile", "-hostfile", "-H", "--host", "-host", "--bind-to", "-bind-to", "-ppn", "--ppn",
+              "-wdir", "--wdir", "-f", "-env", "--env", "-genv", "--rankfile", "-rf", "--prefix", "-hosts",
+              "--oversubscribe-limit", "-machinefile", "--machinefile", "-ranks-per-node", "--cpus-per-rank",
+              "-mca", "--mca", "-gmca", "--gmca"}
+_MPI_TWO_VALUES = {"-mca", "--mca", "-gmca", "--gmca", "-genv", "-env"}
+_PY_VALUE = {"-W", "-X", "-c"}
+
+
+def _t(w: Word | None) -> str | None:
+    return None if w is None else w.text
+
+
+def _base(text: str | None) -> str | None:
+    return None if text is None else text.rsplit("/", 1)[-1]
+
+
+def _options(words: list[Word], i: int, with_value: set, two_values: set = frozenset()):
+    """Read `--opt value`, `--opt=value` and switches from i; returns (opts, index after them)."""
+    opts: dict[str, Word | None] = {}
+    order: list[tuple[str, Word, Word | None]] = []
+    while i < len(words):
+        w = words[i]
+        t = w.text
+        if t is None or not t.startswith("-") or t == "-":
+            break
+        if t == "--":
+            i += 1
+            break
+        if "=" in t and t.startswith("--"):
+            key, val = t.split("=", 1)
+            opts[key] = _value_part(w, len(key) + 1)
+            order.append((key, w, opts[key]))
+            i += 1
+            continue
+        if t in with_value:
+            val = words[i + 1] if i + 1 < len(words) else None
+            if t in two_values:
+                val = words[i + 2] if i + 2 < len(words) else None
+                i += 1
+            opts[t] = val
+            order.append((t, w, val))
+            i += 2
+            continue
+        # `-N2` / `-n8` short forms
+        m = re.fullmatch(r"(-[A-Za-z])(\d+)", t)
+        if m and m.group(1) in with_value:
+            opts[m.group(1)] = _value_part(w, 2)
+            order.append((m.group(1), w, opts[m.group(1)]))
+            i += 1
+            continue
+        opts[t] = None
+        order.append((t, w, None))
+        i += 1
+    return opts, i, order
+
+
+def _value_part(word: Word, start: int) -> Word:
+    """The part of `--opt=value` after the `=`, keeping the sites of its characters."""
+    from megalint.shell.values import Segment
+
+    out = []
+    pos = 0
+    for seg in word.segments:
+        if seg.text is None:
+            if pos >= start:
+                out.append(seg)
+            pos += 1
+            continue
+        n = len(seg.text)
+        if pos + n <= start:
+            pos += n
+            continue
+        cut = max(0, start - pos)
+        site = seg.site
+        if cut and site is not None and site.end - site.start == n and site.start_line == site.end_line:
+            from megalint.source import Span
+
+            site = Span(site.path, site.start_line, site.start_col + cut, site.end_line, site.end_col,
+                        site.start + cut, site.end)
+        out.append(Segment(seg.text[cut:], site, seg.origin, seg.unknown, seg.via, seg.assumed))
+        pos += n
+    return Word(tuple(out))
+
+
+def _int_quantity(word: Word | None, how: str, default: int | None = None, *, node_count_like=False) -> Quantity:
+    if word is None:
+        if default is None:
+            return Quantity(None, how, (), Unknown(f"{how} is not given"))
+        return Quantity(default, f"default of {how}")
+    t = word.text
+    if t is None:
+        return Quantity(None, how, (word,), word.unknown)
+    if node_count_like and word.assumed:
+        return Quantity(None, how, (word,), Unknown(
+            f"{how} is {t} only by {word.assumed}; on a cluster the job's environment sets it", word.span))
+    m = re.fullmatch(r"\s*(\d+)\s*", t)
+    if m:
+        return Quantity(int(m.group(1)), how, (word,))
+    m = re.fullmatch(r"(\d+):(\d+)", t)
+    if m and m.group(1) == m.group(2):
+        return Quantity(int(m.group(1)), how, (word,))
+    return Quantity(None, how, (word,), Unknown(f"{how} is `{t}`, not a fixed number", word.span))
+
+
+def _header_quantity(headers: list[SchedulerHeader], what: str) -> Quantity | None:
+    from megalint.shell.values import Segment
+
+    if what == "nodes":
+        got = node_count(headers)
+        if got is None:
+            return None
+        n, h = got
+        return Quantity(n, f"#{'SBATCH' if h.scheduler == 'slurm' else 'PBS'} {h.key}", (Word((Segment(h.value, h.span),)),))
+    if what == "gpus":
+        got = gpus_per_node(headers)
+        if got is None:
+            return None
+        n, h = got
+        return Quantity(n, f"#SBATCH {h.key}", (Word((Segment(h.value, h.span),)),))
+    if what == "ntasks-per-node":
+        h = header_value(headers, "--ntasks-per-node")
+        if h is None or not h.value.isdigit():
+            return None
+        return Quantity(int(h.value), "#SBATCH --ntasks-per-node", (Word((Segment(h.value, h.span),)),))
+    if what == "ntasks":
+        h = header_value(headers, "--ntasks")
+        if h is None or not h.value.isdigit():
+            return None
+        return Quantity(int(h.value), "#SBATCH --ntasks", (Word((Segment(h.value, h.span),)),))
+    return None
+
+
+def _times(a: Quantity, b: Quantity, how: str) -> Quantity:
+    if a.value is not None and b.value is not None:
+        return Quantity(a.value * b.value, how, a.words + b.words)
+    unknown = a.unknown if a.value is None else b.unknown
+    return Quantity(None, how, a.words + b.words, unknown or Unknown(f"{how} is not known"))
+
+
+def _strip_wrappers(words: list[Word], i: int) -> int:
+    while i < len(words):
+        t = _base(_t(words[i]))
+        if t in _WRAPPERS_NO_ARGS:
+            i += 1
+        elif t == "env":
+            i += 1
+            while i < len(words) and ((_t(words[i]) or "").startswith("-") or "=" in (_t(words[i]) or "")):
+                i += 1
+        elif t == "timeout":
+            i += 1
+            while i < len(words) and (_t(words[i]) or "").startswith("-"):
+                i += 1
+            i += 1
+        elif t in ("numactl", "taskset", "stdbuf", "nice"):
+            i += 1
+            while i < len(words) and (_t(words[i]) or "").startswith("-"):
+                i += 1
+            if t == "taskset":
+                i += 1
+        elif t in ("singularity", "apptainer") and i + 1 < len(words) and _t(words[i + 1]) in ("exec", "run"):
+            i += 2
+            opts, i, _ = _options(words, i, {"-B", "--bind", "--env", "--home", "-H", "--pwd", "-W", "--workdir", "--overlay"})
+            i += 1  # the image
+        else:
+            return i
+    return i
+
+
+class _Found:
+    def __init__(self):
+        self.launcher = None
+        self.entry = None
+        self.entry_index = None
+        self.nproc = None
+        self.nnodes = None
+        self.world = None
+        self.launcher_words: list[Word] = []
+        self.notes: list[str] = []
+
+
+def _python_entry(words, i, found: _Found) -> bool:
+    """`python [opts] script.py …` or `python -m module …` starting at i."""
+    j = i + 1
+    while j < len(words):
+        t = _t(words[j])
+        if t is None:
+            return False
+        if t == "-m" and j + 1 < len(words):
+            mod = _t(words[j + 1])
+            if mod in ("torch.distributed.run", "torch.distributed.launch"):
+                found.launcher = mod
+                return _torchrun(words, j + 2, found, words[i:j + 2])
+            found.entry = words[j + 1]
+            found.entry_index = j + 1
+            return True
+        if t in _PY_VALUE:
+            j += 2
+            continue
+        if t.startswith("-"):
+            j += 1
+            continue
+        found.entry = words[j]
+        found.entry_index = j
+        return True
+    return False
+
+
+def _torchrun(words, i, found: _Found, head) -> bool:
+    opts, j, order = _options(words, i, _TORCHRUN_VALUE)
+    found.launcher_words = list(head) + words[i:j]
+    nproc_w = opts.get("--nproc_per_node", opts.get("--nproc-per-node"))
+    if nproc_w is not None and _t(nproc_w) in ("gpu", "auto"):
+        found.nproc = Quantity(None, "torchrun --nproc-per-node", (nproc_w,),
+                               Unknown(f"--nproc-per-node {_t(nproc_w)} uses every GPU of the node", nproc_w.span))
+    else:
+        found.nproc = _int_quantity(nproc_w, "torchrun --nproc-per-node", 1)
+    if "--standalone" in opts:
+        found.nnodes = Quantity(1, "torchrun --standalone")
+    else:
+        found.nnodes = _int_quantity(opts.get("--nnodes"), "torchrun --nnodes", 1, node_count_like=True)
+    if "--no_python" in opts or "--no-python" in opts:
+        pass
+    if j < len(words):
+        t = _t(words[j])
+        if t is not None and _PY.match(_base(t) or ""):
+            return _python_entry(words, j, found) or True
+        if "-m" in opts or "--module" in opts:
+            found.entry = words[j]
+            found.entry_index = j
+            return True
+        found.entry = words[j]
+        found.entry_index = j
+    return True
+
+
+def _deepspeed(words, i, found: _Found) -> bool:
+    opts, j, _ = _options(words, i + 1, _DEEPSPEED_VALUE)
+    found.launcher = "deepspeed"
+    found.launcher_words = words[i:j]
+    g = opts.get("--num_gpus", opts.get("--num-gpus"))
+    found.nproc = _int_quantity(g, "deepspeed --num_gpus") if g is not None else Quantity(
+        None, "deepspeed", (), Unknown("deepspeed without --num_gpus uses every GPU of the node"))
+    n = opts.get("--num_nodes", opts.get("--num-nodes"))
+    if n is not None:
+        found.nnodes = _int_quantity(n, "deepspeed --num_nodes", node_count_like=True)
+    elif "--hostfile" in opts or "-H" in opts:
+        found.nnodes = Quantity(None, "deepspeed --hostfile", (), Unknown("the nodes are listed in a hostfile"))
+    else:
+        found.nnodes = Quantity(None, "deepspeed", (), Unknown("deepspeed takes its nodes from /job/hostfile when it exists"))
+    if j < len(words):
+        found.entry = words[j]
+        found.entry_index = j
+    return True
+
+
+def _mpirun(words, i, found: _Found, headers) -> bool:
+    opts, j, _ = _options(words, i + 1, _MPI_VALUE, _MPI_TWO_VALUES)
+    found.launcher = _base(_t(words[i]))
+    found.launcher_words = words[i:j]
+    np_w = opts.get("-np", opts.get("-n", opts.get("--np")))
+    ppn = opts.get("-npernode", opts.get("--npernode", opts.get("-N", opts.get("-ppn", opts.get("--ppn")))))
+    mapby = opts.get("--map-by", opts.get("-map-by"))
+    if ppn is None and mapby is not None and _t(mapby):
+        m = re.match(r"ppr:(\d+):node", _t(mapby))
+        if m:
+            ppn = mapby
+            found.nproc = Quantity(int(m.group(1)), "mpirun --map-by ppr", (mapby,))
+    if found.nproc is None:
+        found.nproc = _int_quantity(ppn, "mpirun processes per node") if ppn is not None else Quantity(
+            None, "mpirun", (), Unknown("mpirun places processes by its hostfile or scheduler"))
+    if np_w is not None:
+        found.world = _int_quantity(np_w, "mpirun -np")
+    rest = j
+    if rest < len(words):
+        t = _base(_t(words[rest]))
+        if t and _PY.match(t):
+            _python_entry(words, rest, found)
+        elif t == "torchrun":
+            found.launcher = "torchrun"
+            _torchrun(words, rest + 1, found, words[rest:rest + 1])
+        else:
+            found.entry = words[rest]
+            found.entry_index = rest
+    return True
+
+
+def _srun_context(wrapper: list[Word], headers):
+    """What an srun (outer command or wrapper) says about nodes and tasks."""
+    opts, j, _ = _options(wrapper, 1, _SRUN_VALUE)
+    nodes_w = opts.get("-N", opts.get("--nodes"))
+    nodes = _int_quantity(nodes_w, "srun --nodes", node_count_like=True) if nodes_w is not None else (
+        _header_quantity(headers, "nodes") or Quantity(None, "srun", (), Unknown("the number of nodes of the allocation")))
+    tpn_w = opts.get("--ntasks-per-node")
+    tpn = _int_quantity(tpn_w, "srun --ntasks-per-node") if tpn_w is not None else _header_quantity(headers, "ntasks-per-node")
+    nt_w = opts.get("-n", opts.get("--ntasks"))
+    ntasks = _int_quantity(nt_w, "srun --ntasks") if nt_w is not None else _header_quantity(headers, "ntasks")
+    return nodes, tpn, ntasks, j
+
+
+def find_launch(rec: CommandRecord, headers: list[SchedulerHeader]) -> Launch | None:
+    words = list(rec.words)
+    found = _Found()
+    srun_words: list[Word] | None = None
+    for wrapper in rec.wrappers:
+        w0 = _base(_t(wrapper[0])) if wrapper else None
+        if w0 == "srun":
+            srun_words = list(wrapper)
+    i = _strip_wrappers(words, 0)
+    if i < len(words) and _base(_t(words[i])) == "srun":
+        _, j, _ = _options(words, i + 1, _SRUN_VALUE)
+        srun_words = words[i:j]
+        i = _strip_wrappers(words, j)
+    if i >= len(words):
+        return None
+    head = _base(_t(words[i]))
+    if head == "torchrun":
+        found.launcher = "torchrun"
+        _torchrun(words, i + 1, found, words[i:i + 1])
+    elif head is not None and _PY.match(head):
+        if not _python_entry(words, i, found):
+            return None
+        if found.launcher is None:
+            found.launcher = "python"
+    elif head == "deepspeed":
+        _deepspeed(words, i, found)
+    elif head in ("mpirun", "mpiexec"):
+        _mpirun(words, i, found, headers)
+    elif head == "accelerate" and i + 1 < len(words) and _t(words[i + 1]) == "launch":
+        found.launcher = "accelerate"
+        opts, j, _ = _options(words, i + 2, {"--num_processes", "--num_machines", "--config_file", "--main_process_port",
+                                             "--main_process_ip", "--machine_rank", "--mixed_precision"})
+        found.nproc = Quantity(None, "accelerate", (), Unknown("accelerate takes its process count from its config"))
+        found.nnodes = _int_quantity(opts.get("--num_machines"), "accelerate --num_machines", 1, node_count_like=True)
+        if j < len(words):
+            found.entry, found.entry_index = words[j], j
+    else:
+        # A launcher we cannot read (unknown `$LAUNCHER`, msrun …): still find the entry point.
+        for k in range(i, len(words)):
+            t = _t(words[k])
+            if t is not None and ENTRY_RE.search(t):
+                found.launcher = head if head else "unknown"
+                found.entry, found.entry_index = words[k], k
+                found.notes.append(f"the launcher `{words[i].partial_text}` is not one megalint reads; "
+                                   "the world size is unknown")
+                found.nproc = Quantity(None, "launcher", (words[i],), words[i].unknown or Unknown("an unknown launcher"))
+                found.nnodes = Quantity(None, "launcher", (words[i],), words[i].unknown or Unknown("an unknown launcher"))
+                break
+        else:
+            return None
+    if found.entry is None:
+        return None
+    entry_text = _t(found.entry)
+    argv = tuple(words[found.entry_index + 1:])
+    is_megatron = entry_text is not None and bool(ENTRY_RE.search(entry_text))
+    if not is_megatron:
+        flags = {w.text.split("=", 1)[0] for w in argv if w.text and w.text.startswith("--")}
+        is_megatron = len(flags & MEGATRON_HINT_FLAGS) >= 2
+    if not is_megatron:
+        return None
+    env = dict(rec.env)
+    env.update(rec.assigns)
+    nproc, nnodes, world = _world(found, srun_words, headers)
+    return Launch(
+        launcher=("srun+" + found.launcher) if srun_words is not None else found.launcher,
+        command=tuple(words), entry=found.entry, argv=argv, env=env,
+        nproc_per_node=nproc, nnodes=nnodes, world_size=world, span=rec.span,
+        condition=rec.condition, launcher_words=tuple((srun_words or []) + list(found.launcher_words)),
+        notes=found.notes,
+    )
+
+
+def _world(found: _Found, srun_words, headers):
+    per_node_launcher = found.launcher in ("torchrun", "torch.distributed.run", "torch.distributed.launch",
+                                           "deepspeed", "accelerate")
+    if srun_words is not None:
+        nodes, tpn, ntasks, _ = _srun_context(srun_words, headers)
+        if per_node_launcher:
+            # srun starts one launcher per node (the bigscience idiom); the launcher's own
+            # --nnodes is usually `$SLURM_NNODES`, so prefer it when known.
+            nnodes = found.nnodes if found.nnodes is not None and found.nnodes.known and "default" not in found.nnodes.how else nodes
+            nproc = found.nproc
+            return nproc, nnodes, _times(nproc, nnodes, "processes per node × nodes")
+        # One task per GPU: the world is the number of tasks.
+        if ntasks is not None and ntasks.known:
+            per = tpn or (Quantity(None, "srun", (), Unknown("tasks per node")))
+            return per, nodes, ntasks
+        if tpn is not None:
+            return tpn, nodes, _times(tpn, nodes, "tasks per node × nodes")
+        return (Quantity(None, "srun", (), Unknown("srun's tasks per node are not given")), nodes,
+                Quantity(None, "srun", (), Unknown("srun's task count is not given")))
+    if found.launcher == "python":
+        one = Quantity(1, "a single python process")
+        return one, one, one
+    if found.world is not None:
+        return found.nproc or Quantity(None, "launcher"), found.nnodes or Quantity(None, "launcher", (), Unknown("nodes")), found.world
+    nproc = found.nproc or Quantity(None, "launcher", (), Unknown("processes per node"))
+    nnodes = found.nnodes or Quantity(None, "launcher", (), Unknown("nodes"))
+    if found.launcher in ("mpirun", "mpiexec") and nnodes.value is None:
+        hq = _header_quantity(headers, "nodes")
+        if hq is not None:
+            nnodes = hq
+    return nproc, nnodes, _times(nproc, nnodes, "processes per node × nodes")
+
+
+def extract_launches(facts: ScriptFacts) -> list[Launch]:
+    """Every Megatron launch on every path; the same launch with the same words counts once."""
+    launches: list[Launch] = []
+    seen_records: set[int] = set()
+    seen = set()
+    for path in facts.paths:
+        for rec in path.commands:
+            if id(rec) in seen_records:
+                continue
+            seen_records.add(id(rec))
+            launch = find_launch(rec, facts.headers)
+            if launch is None:
+                continue
+            key = (launch.span, tuple(w.partial_text for w in launch.command),
+                   tuple(str(w.span) for w in launch.command), launch.world_size.value)
+            if key in seen:
+                continue
+            seen.add(key)
+            launches.append(launch)
+    return launches

@@ -1,0 +1,48 @@
+"""parse -> headers -> evaluate: a script file into `ScriptFacts`."""
+
+from __future__ import annotations
+
+import os
+
+from megalint.shell.evaluate import Evaluator, facts_from_states
+from megalint.shell.facts import ScriptFacts
+from megalint.shell.hazards import find_hazards
+from megalint.shell.headers import implied_environment, read_headers
+from megalint.shell.parse import ParsedScript, parse_file, parse_text
+
+
+def analyze_parsed(ps: ParsedScript, root_dir: str | None = None, assume: dict | None = None,
+                   follow_outside_root: bool = False) -> ScriptFacts:
+    headers = read_headers(ps.source)
+    ev = Evaluator(root_dir=root_dir or os.path.dirname(os.path.abspath(ps.source.path)),
+                   assume=assume, follow_outside_root=follow_outside_root,
+                   header_env={k: v for k, v in implied_environment(headers).items() if k not in (assume or {})})
+    states = ev.run(ps)
+    findings = find_hazards(ps) + ev.findings
+    findings.sort(key=lambda f: (f.span.path, f.span.start))
+    comments = _comments(ps)
+    return facts_from_states(ev, ps, states, headers, findings, comments)
+
+
+def analyze_text(path: str, text: str, **kw) -> ScriptFacts:
+    return analyze_parsed(parse_text(path, text), **kw)
+
+
+def analyze_file(path: str, data: bytes | None = None, **kw) -> ScriptFacts:
+    if data is None:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    return analyze_parsed(parse_file(path, data), **kw)
+
+
+def _comments(ps: ParsedScript):
+    out = []
+    stack = [ps.root]
+    while stack:
+        n = stack.pop()
+        if n.type == "comment":
+            out.append((ps.text(n), ps.span(n)))
+            continue
+        stack.extend(n.children)
+    out.sort(key=lambda c: c[1].start)
+    return out

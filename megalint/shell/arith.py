@@ -1,0 +1,238 @@
+"""Bash arithmetic (`$(( ))`, `(( ))`, `let`) with bash's integer semantics.
+
+Values are signed 64-bit integers that wrap; `/` and `%` truncate toward zero and fail on zero;
+names are looked up through a callback that returns an int, None (unknown) or raises
+`ArithUnknown` with a reason. Assignments (`=`, `+=`, `++` …) go through another callback.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+_TOKEN = re.compile(
+    r"\s*(?:(?P<num>0[xX][0-9a-fA-F]+|[0-9]+#[0-9a-zA-Z@_]+|[0-9]+)"
+    r"|(?P<name>[A-Za-z_][A-Za-z_0-9]*)"
+    r"|(?P<op><<=|>>=|\*\*|\+\+|--|<<|>>|<=|>=|==|!=|&&|\|\||\+=|-=|\*=|/=|%=|&=|\^=|\|=|[-+*/%<>=!~&|^?:(),]))"
+)
+
+
+class ArithError(Exception):
+    """The expression is not valid bash arithmetic (bash would fail too)."""
+
+
+class ArithUnknown(Exception):
+    """A value needed by the expression cannot be known statically."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _wrap(v: int) -> int:
+    v &= (1 << 64) - 1
+    return v - (1 << 64) if v >= (1 << 63) else v
+
+
+def parse_int(text: str) -> int:
+    """An integer literal as bash reads it in arithmetic: 10, 0x1f, 017, 2#101."""
+    t = text.strip()
+    neg = t.startswith("-")
+    if t[:1] in "+-":
+        t = t[1:].strip()
+    if not t:
+        raise ValueError(text)
+    if "#" in t:
+        base_s, digits = t.split("#", 1)
+        base = int(base_s)
+        if not 2 <= base <= 64:
+            raise ValueError(text)
+        alphabet = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ@_"
+        if base <= 36:
+            digits = digits.lower()
+        v = 0
+        for ch in digits:
+            d = alphabet.find(ch)
+            if d < 0 or d >= base:
+                raise ValueError(text)
+            v = v * base + d
+    elif t[:2].lower() == "0x":
+        v = int(t[2:], 16)
+    elif len(t) > 1 and t[0] == "0":
+        v = int(t, 8)
+    else:
+        v = int(t, 10)
+    return _wrap(-v if neg else v)
+
+
+def tokenize(text: str) -> list[tuple[str, str]]:
+    out = []
+    pos = 0
+    text = text.rstrip()
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if not m or m.end() == pos:
+            raise ArithError(f"unexpected {text[pos:].strip()[:10]!r} in arithmetic")
+        pos = m.end()
+        for kind in ("num", "name", "op"):
+            if m.group(kind) is not None:
+                out.append((kind, m.group(kind)))
+                break
+    return out
+
+
+_BINARY = {
+    "||": 1, "&&": 2, "|": 3, "^": 4, "&": 5, "==": 6, "!=": 6,
+    "<": 7, ">": 7, "<=": 7, ">=": 7, "<<": 8, ">>": 8, "+": 9, "-": 9,
+    "*": 10, "/": 10, "%": 10, "**": 12,
+}
+_ASSIGN = {"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "^=", "|="}
+
+
+class _Parser:
+    def __init__(self, tokens, lookup: Callable[[str], int], assign: Callable[[str, int], None]):
+        self.t = tokens
+        self.i = 0
+        self.lookup = lookup
+        self.assign = assign
+
+    def peek(self):
+        return self.t[self.i] if self.i < len(self.t) else (None, None)
+
+    def take(self):
+        tok = self.peek()
+        self.i += 1
+        return tok
+
+    def expect(self, op):
+        kind, val = self.take()
+        if val != op:
+            raise ArithError(f"expected {op!r} in arithmetic")
+
+    def comma(self):
+        v = self.assignment()
+        while self.peek()[1] == ",":
+            self.take()
+            v = self.assignment()
+        return v
+
+    def assignment(self):
+        kind, val = self.peek()
+        if kind == "name" and self.i + 1 < len(self.t) and self.t[self.i + 1][1] in _ASSIGN:
+            name = val
+            self.i += 1
+            op = self.take()[1]
+            rhs = self.assignment()
+            if op == "=":
+                v = rhs
+            else:
+                v = _apply(op[:-1], self.lookup(name), rhs)
+            v = _wrap(v)
+            self.assign(name, v)
+            return v
+        return self.ternary()
+
+    def ternary(self):
+        cond = self.binary(1)
+        if self.peek()[1] == "?":
+            self.take()
+            a = self.assignment()
+            self.expect(":")
+            b = self.assignment()
+            return a if cond else b
+        return cond
+
+    def binary(self, min_prec):
+        left = self.unary()
+        while True:
+            op = self.peek()[1]
+            prec = _BINARY.get(op) if self.peek()[0] == "op" else None
+            if prec is None or prec < min_prec:
+                return left
+            self.take()
+            # ** is right-associative
+            right = self.binary(prec if op == "**" else prec + 1)
+            left = _wrap(_apply(op, left, right))
+
+    def unary(self):
+        kind, val = self.peek()
+        if kind == "op" and val in ("-", "+", "!", "~"):
+            self.take()
+            v = self.unary()
+            return _wrap({"-": -v, "+": v, "!": int(not v), "~": ~v}[val])
+        if kind == "op" and val in ("++", "--"):
+            self.take()
+            k2, name = self.take()
+            if k2 != "name":
+                raise ArithError("++/-- needs a variable")
+            v = _wrap(self.lookup(name) + (1 if val == "++" else -1))
+            self.assign(name, v)
+            return v
+        return self.postfix()
+
+    def postfix(self):
+        kind, val = self.take()
+        if kind == "num":
+            try:
+                return parse_int(val)
+            except ValueError:
+                raise ArithError(f"invalid number {val!r}") from None
+        if kind == "name":
+            v = self.lookup(val)
+            nk, nv = self.peek()
+            if nk == "op" and nv in ("++", "--"):
+                self.take()
+                self.assign(val, _wrap(v + (1 if nv == "++" else -1)))
+            return v
+        if val == "(":
+            v = self.comma()
+            self.expect(")")
+            return v
+        raise ArithError("syntax error in arithmetic expression")
+
+
+def _apply(op: str, a: int, b: int) -> int:
+    if op == "+":
+        return a + b
+    if op == "-":
+        return a - b
+    if op == "*":
+        return a * b
+    if op in ("/", "%"):
+        if b == 0:
+            raise ArithError("division by 0")
+        q = abs(a) // abs(b)
+        if (a < 0) != (b < 0):
+            q = -q
+        return q if op == "/" else a - q * b
+    if op == "**":
+        if b < 0:
+            raise ArithError("exponent less than 0")
+        return pow(a, b, 1 << 64)
+    if op == "<<":
+        return a << (b & 63)
+    if op == ">>":
+        return a >> (b & 63)
+    if op == "&":
+        return a & b
+    if op == "|":
+        return a | b
+    if op == "^":
+        return a ^ b
+    if op == "&&":
+        return int(bool(a) and bool(b))
+    if op == "||":
+        return int(bool(a) or bool(b))
+    return int({"==": a == b, "!=": a != b, "<": a < b, ">": a > b, "<=": a <= b, ">=": a >= b}[op])
+
+
+def evaluate(text: str, lookup: Callable[[str], int], assign: Callable[[str, int], None] | None = None) -> int:
+    """Evaluate bash arithmetic. `lookup(name)` returns the int value or raises ArithUnknown."""
+    tokens = tokenize(text)
+    if not tokens:
+        return 0
+    p = _Parser(tokens, lookup, assign or (lambda n, v: None))
+    v = p.comma()
+    if p.i != len(tokens):
+        raise ArithError(f"syntax error in arithmetic: unexpected {tokens[p.i][1]!r}")
+    return v

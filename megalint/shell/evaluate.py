@@ -1,0 +1,2032 @@
+"""The abstract interpreter: what a script would set and run, without running anything.
+
+The state is a set of concrete-ish states, one per combination of undecided branches (an
+`if` on an environment variable forks it). Values are `Segment` runs that remember where each
+character came from; what cannot be known is an `Unknown` with a reason. Nothing is executed:
+command substitutions are Unknown except a few pure idioms (`$(dirname "$0")`, `$(echo …)`).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from dataclasses import dataclass, field
+
+import tree_sitter
+
+from megalint.shell import arith
+from megalint.shell.facts import CommandRecord, PathFacts, ScriptFacts, ShellFinding, VariableFact
+from megalint.shell.parse import InputError, ParsedScript, parse_file, parse_text
+from megalint.shell.values import Segment, Unknown, Word
+from megalint.source import Span
+
+Node = tree_sitter.Node
+Scalar = tuple  # tuple[Segment, ...]
+
+MAX_STATES = 16
+MAX_STEPS = 200_000
+MAX_LOOP_UNROLL = 64
+MAX_CALL_DEPTH = 32
+MAX_SOURCE_DEPTH = 16
+
+_IFS = re.compile(r"[ \t\n]+")
+_NOT_LAUNCH = frozenset(
+    "echo printf mkdir cd rm cp mv ls cat sleep wait set trap ulimit touch chmod ln pushd popd "
+    "true false : hostname date tee sed awk grep head tail sort uniq wc tr cut basename dirname "
+    "pwd realpath readlink shift return exit test [ [[ unset read getopts".split()
+)
+_DECLS = frozenset({"export", "declare", "typeset", "local", "readonly"})
+
+
+@dataclass
+class Var:
+    scalar: Scalar | None = None  # a scalar's segments
+    array: dict | None = None  # key -> Scalar, for arrays
+    unknown: Unknown | None = None
+    exported: bool = False
+    site: Span | None = None  # the last assignment
+
+
+@dataclass
+class State:
+    vars: dict
+    positional: list | None  # list of Scalar, or None when they are the script's unknown arguments
+    cond: tuple = ()
+    funcs: dict = field(default_factory=dict)
+    commands: list = field(default_factory=list)
+    stopped: bool = False
+    in_loop: bool = False
+
+    def fork(self, cond: str | None = None) -> "State":
+        return State(
+            {k: Var(v.scalar, dict(v.array) if v.array is not None else None, v.unknown, v.exported, v.site)
+             for k, v in self.vars.items()},
+            list(self.positional) if self.positional is not None else None,
+            self.cond + ((cond,) if cond else ()),
+            dict(self.funcs),
+            list(self.commands),
+            self.stopped,
+            self.in_loop,
+        )
+
+
+class _Budget(Exception):
+    pass
+
+
+@dataclass
+class _Ctx:
+    ps: ParsedScript
+    wrappers: tuple = ()
+    depth: int = 0
+
+
+class Evaluator:
+    def __init__(self, root_dir: str | None = None, assume: dict[str, str] | None = None,
+                 follow_outside_root: bool = False, header_env: dict | None = None):
+        self.root_dir = os.path.abspath(root_dir) if root_dir else None
+        self.assume = dict(assume or {})
+        self.follow_outside_root = follow_outside_root
+        self.header_env = header_env or {}
+        self.sources: dict = {}
+        self.findings: list[ShellFinding] = []
+        self.sourced: list[str] = []
+        self.notes: list[str] = []
+        self.steps = 0
+        self.script_path = ""
+        self.script_dir = ""
+        self._source_stack: list[str] = []
+        self._finding_keys: set = set()
+
+    # ------------------------------------------------------------------ entry points
+    def run(self, ps: ParsedScript) -> list[State]:
+        self.script_path = ps.source.path
+        self.script_dir = os.path.dirname(os.path.abspath(ps.source.path))
+        self.sources[ps.source.path] = ps.source
+        self._source_stack.append(os.path.abspath(ps.source.path))
+        st = State({}, None)
+        for name, (text, span) in self.header_env.items():
+            st.vars[name] = Var(scalar=(Segment(text, span),), exported=True, site=span)
+        for name, text in self.assume.items():
+            st.vars[name] = Var(scalar=(Segment(str(text), None, assumed=None),), exported=True)
+        try:
+            states = self.block(ps.root.children, [st], _Ctx(ps))
+        except _Budget:
+            self.notes.append(f"evaluation stopped after {MAX_STEPS} steps; later commands are not read")
+            states = [st]
+        return states
+
+    def finding(self, kind: str, span: Span, message: str, **data) -> None:
+        key = (kind, span.path, span.start, span.end)
+        if key not in self._finding_keys:
+            self._finding_keys.add(key)
+            self.findings.append(ShellFinding(kind, span, message, data))
+
+    # ------------------------------------------------------------------ statements
+    def block(self, nodes, states: list[State], ctx: _Ctx) -> list[State]:
+        for node in nodes:
+            if not node.is_named or node.type == "comment":
+                continue
+            states = self.stmt(node, states, ctx)
+        return states
+
+    def stmt(self, node: Node, states: list[State], ctx: _Ctx) -> list[State]:
+        out: list[State] = []
+        live = [s for s in states if not s.stopped]
+        done = [s for s in states if s.stopped]
+        if not live:
+            return states
+        self.steps += 1
+        if self.steps > MAX_STEPS:
+            raise _Budget()
+        handler = getattr(self, "s_" + node.type, None)
+        if handler is None:
+            if node.type == "ERROR":
+                return states
+            # Unknown statement kinds leave the state alone but their nested commands still run.
+            for child in node.named_children:
+                if child.type in ("command", "pipeline", "list", "redirected_statement"):
+                    live = self.stmt(child, live, ctx)
+            return done + live
+        for st in live:
+            out.extend(handler(node, st, ctx))
+        return done + self.limit(out, node, ctx)
+
+    def limit(self, states: list[State], node: Node, ctx: _Ctx) -> list[State]:
+        if len(states) <= MAX_STATES:
+            return states
+        live = [s for s in states if not s.stopped]
+        stopped = [s for s in states if s.stopped]
+        merged = self.merge(live, ctx.ps.span(node))
+        return stopped[:MAX_STATES] + [merged]
+
+    def merge(self, states: list[State], span: Span) -> State:
+        base = states[0].fork()
+        base.cond = tuple(c for c in base.cond if all(c in s.cond for s in states))
+        names = set()
+        for s in states:
+            names.update(s.vars)
+        reason = Unknown(f"differs between branches (too many paths, merged at line {span.start_line})", span)
+        for name in names:
+            vals = [s.vars.get(name) for s in states]
+            first = vals[0]
+            if all(v is not None and first is not None and v.scalar == first.scalar and v.array == first.array
+                   and v.unknown == first.unknown for v in vals):
+                continue
+            exported = any(v is not None and v.exported for v in vals)
+            base.vars[name] = Var(unknown=reason, exported=exported, site=span)
+        seen = {id(c) for c in base.commands}
+        for s in states[1:]:
+            for c in s.commands:
+                if id(c) not in seen:
+                    seen.add(id(c))
+                    base.commands.append(c)
+        return base
+
+    # -- compound statements
+    def s_program(self, node, st, ctx):
+        return self.block(node.children, [st], ctx)
+
+    def s_compound_statement(self, node, st, ctx):
+        first = node.child(0)
+        if first is not None and first.type == "((":
+            return self.arith_statement(node, st, ctx, ctx.ps.text(node)[2:-2])
+        return self.block(node.children, [st], ctx)
+
+    def s_subshell(self, node, st, ctx):
+        # Variables set in a subshell do not reach the parent; commands run there still count.
+        results = self.block(node.children, [st.fork()], ctx)
+        outs = []
+        for r in results:
+            child = st.fork()
+            child.cond = r.cond
+            child.commands = r.commands
+            outs.append(child)
+        return outs or [st]
+
+    def s_do_group(self, node, st, ctx):
+        return self.block(node.children, [st], ctx)
+
+    def s_redirected_statement(self, node, st, ctx):
+        body = node.child_by_field_name("body")
+        if body is None:
+            return [st]
+        return self.stmt(body, [st], ctx)
+
+    def s_negated_command(self, node, st, ctx):
+        return self.block(node.named_children, [st], ctx)
+
+    def s_pipeline(self, node, st, ctx):
+        # Each part runs in a subshell; the last one's variables are lost too (no lastpipe).
+        states = [st]
+        for child in node.named_children:
+            nxt = []
+            for s in states:
+                for r in self.stmt(child, [s.fork()], ctx):
+                    keep = s.fork()
+                    keep.cond = r.cond
+                    keep.commands = r.commands
+                    nxt.append(keep)
+            states = nxt or states
+        return states
+
+    def s_list(self, node, st, ctx):
+        # `a && b`, `a || b`: tests are decided when they can be; other commands are taken to
+        # succeed, the way the script's author expects its launch path to run.
+        children = node.children
+        left = node.named_children[0] if node.named_children else None
+        op = None
+        for c in children:
+            if not c.is_named:
+                op = c.type
+                break
+        if left is None or op is None or len(node.named_children) < 2:
+            return self.block(node.named_children, [st], ctx)
+        right = node.named_children[-1]
+        verdict = self.condition_value(left, st, ctx)
+        states = self.stmt(left, [st], ctx)
+        out = []
+        for s in states:
+            if s.stopped:
+                out.append(s)
+                continue
+            if verdict is None and self.is_test(left):
+                desc = ctx.ps.text(left)
+                taken = s.fork(f"`{desc}` {'true' if op == '&&' else 'false'}")
+                skipped = s.fork(f"`{desc}` {'false' if op == '&&' else 'true'}")
+                out.extend(self.stmt(right, [taken], ctx))
+                out.append(skipped)
+                continue
+            success = True if verdict is None else verdict
+            run_right = success if op == "&&" else not success
+            out.extend(self.stmt(right, [s], ctx) if run_right else [s])
+        return out
+
+    def is_test(self, node) -> bool:
+        if node.type == "test_command":
+            return True
+        if node.type == "command":
+            name = node.child_by_field_name("name")
+            return name is not None and self._plain(name) in ("[", "test", "[[")
+        if node.type == "negated_command":
+            return any(self.is_test(c) for c in node.named_children)
+        return False
+
+    def s_if_statement(self, node, st, ctx):
+        # if COND; then BODY [elif COND; then BODY]* [else BODY] fi
+        arms = []  # (condition nodes, body nodes)
+        cond_nodes, body, mode = [], [], "cond"
+        else_body = None
+        for child in node.children:
+            t = child.type
+            if t == "if":
+                continue
+            if t == "then":
+                mode = "body"
+                continue
+            if t == "fi":
+                break
+            if t == "elif_clause":
+                arms.append((cond_nodes, body))
+                cond_nodes, body, mode = [], [], "cond"
+                for c in child.children:
+                    if c.type == "then":
+                        mode = "body"
+                    elif c.type == "elif":
+                        continue
+                    elif mode == "cond":
+                        cond_nodes.append(c)
+                    else:
+                        body.append(c)
+                continue
+            if t == "else_clause":
+                else_body = [c for c in child.children if c.type != "else"]
+                continue
+            (cond_nodes if mode == "cond" else body).append(child)
+        arms.append((cond_nodes, body))
+        return self.branches(arms, else_body, st, ctx)
+
+    def branches(self, arms, else_body, st, ctx):
+        out: list[State] = []
+        pending = [st]
+        for cond_nodes, body in arms:
+            named = [c for c in cond_nodes if c.is_named and c.type != "comment"]
+            next_pending = []
+            for s in pending:
+                states = self.block(named[:-1], [s], ctx) if len(named) > 1 else [s]
+                for s2 in states:
+                    if s2.stopped:
+                        out.append(s2)
+                        continue
+                    last = named[-1] if named else None
+                    verdict = self.condition_value(last, s2, ctx) if last is not None else None
+                    after = self.stmt(last, [s2], ctx) if last is not None else [s2]
+                    desc = ctx.ps.text(last).strip() if last is not None else "?"
+                    for s3 in after:
+                        if s3.stopped:
+                            out.append(s3)
+                        elif verdict is True:
+                            out.extend(self.block(body, [s3], ctx))
+                        elif verdict is False:
+                            next_pending.append(s3)
+                        else:
+                            out.extend(self.block(body, [s3.fork(f"`{desc}` true")], ctx))
+                            next_pending.append(s3.fork(f"`{desc}` false"))
+            pending = next_pending
+        for s in pending:
+            out.extend(self.block(else_body, [s], ctx) if else_body else [s])
+        return out
+
+    def s_case_statement(self, node, st, ctx):
+        value_node = node.child_by_field_name("value")
+        subject = self.expand_scalar(value_node, st, ctx) if value_node is not None else ()
+        subject_text = _text(subject)
+        items = [c for c in node.named_children if c.type == "case_item"]
+        out: list[State] = []
+        matched_all = False
+        desc_subject = ctx.ps.text(value_node) if value_node is not None else "?"
+        for item in items:
+            patterns, body, fallthrough = self.case_item_parts(item, st, ctx)
+            if subject_text is not None and all(p is not None for p in patterns):
+                if any(_glob_match(p, subject_text) for p in patterns):
+                    out.extend(self.block(body, [st], ctx))
+                    return out
+                continue
+            # An undecided subject: every arm is a possible path, unless a pattern is known not to match.
+            desc = f"case {desc_subject} matches {ctx.ps.text(item).split(')')[0].strip()}"
+            out.extend(self.block(body, [st.fork(desc)], ctx))
+            if any(p == "*" for p in patterns):
+                matched_all = True
+                break
+        if subject_text is not None:
+            return [st]  # no arm matched
+        if not matched_all:
+            out.append(st.fork(f"case {desc_subject} matches no arm"))
+        return out
+
+    def case_item_parts(self, item, st, ctx):
+        patterns = []
+        body = []
+        seen_paren = False
+        fallthrough = False
+        for c in item.children:
+            if not seen_paren:
+                if c.type == ")":
+                    seen_paren = True
+                elif c.is_named:
+                    patterns.append(_text(self.expand_scalar(c, st, ctx, pattern=True)))
+                continue
+            if c.type in (";;", ";&", ";;&"):
+                fallthrough = c.type != ";;"
+                continue
+            body.append(c)
+        return patterns, body, fallthrough
+
+    def s_for_statement(self, node, st, ctx):
+        var_node = node.child_by_field_name("variable")
+        body = node.child_by_field_name("body")
+        values = [c for c in node.children_by_field_name("value")]
+        name = ctx.ps.text(var_node) if var_node is not None else "_"
+        if not values and node.child(0) is not None and node.child(0).type == "for":
+            # `for x; do` iterates over the positional parameters
+            items = None if st.positional is None else [Word(tuple(p)) for p in st.positional]
+        else:
+            items = []
+            for v in values:
+                for w in self.expand_word(v, st, ctx):
+                    if w.splat is not None or w.text is None:
+                        items = None
+                        break
+                    items.append(w)
+                if items is None:
+                    break
+        if items is not None and len(items) <= MAX_LOOP_UNROLL:
+            states = [st]
+            finished: list[State] = []
+            for w in items:
+                for s in states:
+                    if not s.stopped:
+                        _assign_scalar(s, name, w.segments, ctx.ps.span(var_node) if var_node else None)
+                states = self.stmt(body, states, ctx) if body is not None else states
+                states, broke = self.loop_exits(states)
+                finished.extend(broke)
+            return finished + states
+        return self.havoc_loop(node, body, st, ctx, {name: f"set by the `for {name}` loop over values not known statically"})
+
+    def loop_exits(self, states):
+        """Split off the states that left the loop with `break`."""
+        going, broke = [], []
+        for s in states:
+            if getattr(s, "_break", False):
+                s._break = False
+                s.stopped = False
+                broke.append(s)
+            else:
+                going.append(s)
+        return going, broke
+
+    def s_c_style_for_statement(self, node, st, ctx):
+        body = node.child_by_field_name("body")
+        text = ctx.ps.text(node)
+        m = re.match(r"for\s*\(\((.*?);(.*?);(.*?)\)\)", text, re.S)
+        if m:
+            init, cond, update = m.groups()
+            s = st.fork()
+            try:
+                self.arith_eval(init, s, ctx, None)
+                states = [s]
+                for _ in range(MAX_LOOP_UNROLL + 1):
+                    if len(states) != 1 or states[0].stopped:
+                        break
+                    if cond.strip() and not self.arith_eval(cond, states[0], ctx, None):
+                        return states
+                    states = self.stmt(body, states, ctx) if body is not None else states
+                    if len(states) == 1 and not states[0].stopped:
+                        self.arith_eval(update, states[0], ctx, None)
+            except (arith.ArithUnknown, arith.ArithError):
+                pass
+        return self.havoc_loop(node, body, st, ctx, {})
+
+    def s_while_statement(self, node, st, ctx):
+        body = node.child_by_field_name("body")
+        cond = [c for c in node.children if c.is_named and c != body and c.type != "comment"]
+        until = node.child(0) is not None and node.child(0).type == "until"
+        states = [st.fork()]
+        finished: list[State] = []
+        for _ in range(MAX_LOOP_UNROLL):
+            if len(states) != 1 or states[0].stopped:
+                break
+            s = states[0]
+            verdict = self.condition_value(cond[-1], s, ctx) if cond else None
+            if verdict is None:
+                break
+            if until:
+                verdict = not verdict
+            if not verdict:
+                return finished + states
+            states = self.stmt(body, states, ctx) if body is not None else states
+            states, broke = self.loop_exits(states)
+            finished.extend(broke)
+            if not states:
+                return finished
+        return self.havoc_loop(node, body, st, ctx, {})
+
+    def havoc_loop(self, node, body, st, ctx, extra: dict[str, str]):
+        """A loop whose trip count is unknown: every variable it assigns becomes unknown."""
+        span = ctx.ps.span(node)
+        assigned = set(extra)
+        _assigned_names(node, ctx.ps, assigned)
+        s = st.fork()
+        for name in assigned:
+            reason = extra.get(name) or f"`{name}` is changed in a loop (line {span.start_line}) that runs an unknown number of times"
+            old = s.vars.get(name)
+            s.vars[name] = Var(unknown=Unknown(reason, span), exported=bool(old and old.exported), site=span)
+        shifts = "shift" in ctx.ps.text(node)
+        if shifts:
+            s.positional = None
+        was = s.in_loop
+        s.in_loop = True
+        results = self.stmt(body, [s], ctx) if body is not None else [s]
+        out = []
+        for r in results:
+            r.in_loop = was
+            r.stopped = False  # `exit` inside a loop may not run
+            for name in assigned:
+                old = r.vars.get(name)
+                reason = extra.get(name) or f"`{name}` is changed in a loop (line {span.start_line}) that runs an unknown number of times"
+                r.vars[name] = Var(unknown=Unknown(reason, span), exported=bool(old and old.exported), site=span)
+            if shifts:
+                r.positional = None
+            out.append(r)
+        return out or [s]
+
+    def s_function_definition(self, node, st, ctx):
+        name_node = node.child_by_field_name("name")
+        body = node.child_by_field_name("body")
+        if name_node is not None and body is not None:
+            st.funcs[ctx.ps.text(name_node)] = (body, ctx.ps)
+        return [st]
+
+    def s_variable_assignment(self, node, st, ctx):
+        self.assign(node, st, ctx)
+        return [st]
+
+    def s_variable_assignments(self, node, st, ctx):
+        for c in node.named_children:
+            if c.type == "variable_assignment":
+                self.assign(c, st, ctx)
+        return [st]
+
+    def s_declaration_command(self, node, st, ctx):
+        kind = node.child(0).type if node.child(0) is not None else "declare"
+        export = kind == "export"
+        is_array = False
+        unexport = False
+        for c in node.named_children:
+            if c.type == "word":
+                flag = ctx.ps.text(c)
+                if flag.startswith("-"):
+                    export = export or "x" in flag
+                    is_array = is_array or "a" in flag or "A" in flag
+                    unexport = "n" in flag and kind == "export"
+                    continue
+                name = flag
+                var = st.vars.get(name)
+                if var is None:
+                    var = st.vars[name] = Var(unknown=self.env_unknown(name, ctx.ps.span(c)), site=ctx.ps.span(c))
+                if kind == "local":
+                    # A bare `local x` makes x empty inside the function.
+                    st.vars[name] = Var(scalar=(), site=ctx.ps.span(c))
+                    var = st.vars[name]
+                if export:
+                    var.exported = not unexport
+            elif c.type == "variable_name":
+                name = ctx.ps.text(c)
+                var = st.vars.get(name)
+                if var is None:
+                    var = st.vars[name] = Var(unknown=self.env_unknown(name, ctx.ps.span(c)), site=ctx.ps.span(c))
+                if export:
+                    var.exported = True
+            elif c.type == "variable_assignment":
+                name = self.assign(c, st, ctx)
+                if name and export:
+                    st.vars[name].exported = True
+        return [st]
+
+    def s_unset_command(self, node, st, ctx):
+        for c in node.named_children:
+            name = ctx.ps.text(c)
+            if not name.startswith("-"):
+                st.vars[name] = Var(scalar=None, unknown=None, site=ctx.ps.span(c))
+                st.vars.pop(name, None)
+        return [st]
+
+    def s_test_command(self, node, st, ctx):
+        return [st]
+
+    def s_command(self, node, st, ctx):
+        return self.command(node, st, ctx)
+
+    # ------------------------------------------------------------------ commands
+    def command(self, node, st, ctx):
+        assigns_nodes = []
+        name_node = node.child_by_field_name("name")
+        arg_nodes = []
+        for i, c in enumerate(node.children):
+            fname = node.field_name_for_child(i)
+            if c.type == "variable_assignment" and name_node is not None and c.start_byte < name_node.start_byte:
+                assigns_nodes.append(c)
+            elif fname == "argument":
+                arg_nodes.append(c)
+        if name_node is None:
+            for a in assigns_nodes:
+                self.assign(a, st, ctx)
+            return [st]
+        name_text = self._plain(name_node)
+        words: list[Word] = []
+        words.extend(self.expand_word(name_node, st, ctx))
+        for a in arg_nodes:
+            if a.type in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
+                continue
+            words.extend(self.expand_word(a, st, ctx))
+        assigns = {}
+        for a in assigns_nodes:
+            n = a.child_by_field_name("name")
+            v = a.child_by_field_name("value")
+            if n is None:
+                continue
+            segs = self.expand_scalar(v, st, ctx) if v is not None else ()
+            assigns[ctx.ps.text(n)] = Word(self.resite(segs, ctx.ps.span(v)) if v is not None else ())
+        span = ctx.ps.span(node)
+        if not words:
+            return [st]
+        first = words[0].text
+        if first is None and name_text is not None and not name_text.startswith("$"):
+            first = name_text
+        self.check_flag_as_command(node, name_node, first, ctx)
+        return self.run_command(first, words, assigns, node, span, st, ctx)
+
+    def run_command(self, first, words, assigns, node, span, st, ctx):
+        args = words[1:]
+        if first in ("source", "."):
+            return self.do_source(args, node, st, ctx)
+        if first == "eval":
+            return self.do_eval(args, node, st, ctx)
+        if first in ("exit",):
+            st.stopped = True
+            return [st]
+        if first == "return":
+            st.stopped = True
+            st._return = True
+            return [st]
+        if first == "break":
+            st.stopped = True
+            st._break = True
+            return [st]
+        if first == "shift":
+            n = 1
+            if args and args[0].text is not None and args[0].text.isdigit():
+                n = int(args[0].text)
+            if st.positional is not None:
+                st.positional = st.positional[n:]
+            return [st]
+        if first == "set":
+            if args and args[0].text == "--":
+                st.positional = [w.segments for w in args[1:]] if all(w.splat is None for w in args[1:]) else None
+            return [st]
+        if first == "let":
+            for a in args:
+                if a.text is not None:
+                    try:
+                        self.arith_eval(a.text, st, ctx, ctx.ps.span(node))
+                    except (arith.ArithUnknown, arith.ArithError):
+                        pass
+            return [st]
+        if first in ("read", "readarray", "mapfile", "getopts"):
+            for a in args:
+                t = a.text
+                if t and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", t):
+                    st.vars[t] = Var(unknown=Unknown(f"`{t}` is read at run time by `{first}`", span), site=span)
+            return [st]
+        if first in ("export", "declare", "local", "readonly", "typeset"):
+            return [st]
+        if first in st.funcs and not self._is_wrapped_shell(words):
+            return self.call_function(first, args, node, st, ctx)
+        inner = self.shell_c(words)
+        if inner is not None:
+            idx, script_word = inner
+            return self.do_shell_c(words, idx, script_word, assigns, node, st, ctx)
+        if first is None or first not in _NOT_LAUNCH or first in ("[", "test"):
+            if first not in ("[", "test"):
+                self.record(words, assigns, span, st, ctx)
+        return [st]
+
+    def record(self, words, assigns, span, st, ctx):
+        env = {}
+        for name, var in st.vars.items():
+            if var.exported:
+                env[name] = self.var_word(var, name)
+        st.commands.append(CommandRecord(tuple(words), assigns, env, span, st.cond, ctx.wrappers, st.in_loop))
+
+    def var_word(self, var: Var, name: str) -> Word:
+        if var.unknown is not None:
+            return Word((Segment(None, var.site, (), var.unknown),))
+        if var.scalar is not None:
+            return Word(tuple(var.scalar))
+        if var.array is not None:
+            first = _array_values(var.array)
+            return Word(tuple(first[0]) if first else ())
+        return Word(())
+
+    def call_function(self, name, args, node, st, ctx):
+        if ctx.depth >= MAX_CALL_DEPTH:
+            return [st]
+        body, ps = st.funcs[name]
+        saved_pos = st.positional
+        saved_vars = {k: v for k, v in st.vars.items()}
+        st.positional = [w.segments for w in args] if all(w.splat is None for w in args) else None
+        declared_local = set()
+        _local_names(body, ps, declared_local)
+        results = self.stmt(body, [st], _Ctx(ps, ctx.wrappers, ctx.depth + 1))
+        out = []
+        for r in results:
+            r.positional = saved_pos
+            if getattr(r, "_return", False):
+                r._return = False
+                r.stopped = False
+            for nm in declared_local:
+                if nm in saved_vars:
+                    r.vars[nm] = saved_vars[nm]
+                else:
+                    r.vars.pop(nm, None)
+            out.append(r)
+        return out
+
+    def _is_wrapped_shell(self, words):
+        return False
+
+    def shell_c(self, words):
+        """Find `bash -c STRING` (possibly after a wrapper such as srun): returns (index, word)."""
+        for i, w in enumerate(words):
+            t = w.text
+            if t is None:
+                continue
+            base = t.rsplit("/", 1)[-1]
+            if base in ("bash", "sh", "zsh", "dash"):
+                j = i + 1
+                while j < len(words) and (words[j].text or "").startswith("-"):
+                    opt = words[j].text
+                    if "c" in opt[1:] and not opt.startswith("--"):
+                        if j + 1 < len(words):
+                            return i, words[j + 1]
+                        return None
+                    j += 1
+                return None
+        return None
+
+    def do_shell_c(self, words, idx, script_word, assigns, node, st, ctx):
+        wrapper = tuple(words[:idx])
+        if script_word.text is None:
+            # The command string is not known: keep the outer command as it is.
+            self.record(words, assigns, ctx.ps.span(node), st, ctx)
+            return [st]
+        sub = self.reparse(script_word, ctx)
+        if sub is None:
+            self.record(words, assigns, ctx.ps.span(node), st, ctx)
+            return [st]
+        child = st.fork()
+        # `bash -c` starts a new shell: only exported variables (and the prefix assignments) reach it.
+        child.vars = {k: v for k, v in child.vars.items() if v.exported}
+        for k, w in assigns.items():
+            child.vars[k] = Var(scalar=w.segments, exported=True)
+        rest = words[idx + 3:] if idx + 2 < len(words) else []
+        child.positional = [w.segments for w in rest[1:]] if rest else []
+        new_wrappers = ctx.wrappers + ((wrapper,) if wrapper else ())
+        results = self.block(sub.root.children, [child], _Ctx(sub, new_wrappers, ctx.depth + 1))
+        out = []
+        for r in results:
+            keep = st.fork()
+            keep.cond = r.cond
+            keep.commands = r.commands
+            out.append(keep)
+        return out or [st]
+
+    def reparse(self, word: Word, ctx) -> ParsedScript | None:
+        """Parse a command string as shell; positions map back when it is one literal run."""
+        text = word.text
+        segs = word.segments
+        origin_span = None
+        if len(segs) == 1 and segs[0].site is not None and len(text) == segs[0].site.end - segs[0].site.start:
+            origin_span = segs[0].site
+        if origin_span is not None:
+            src = self.sources.get(origin_span.path)
+            if src is not None and src.text[origin_span.start:origin_span.end] == text:
+                # Same characters in place: parse a copy of the file where everything else is blank,
+                # so every node keeps its real line and column.
+                blank = "".join(ch if ch == "\n" else " " for ch in src.text[:origin_span.start])
+                padded = blank + text
+                ps = parse_text(origin_span.path, padded)
+                ps.source = src
+                return ps
+        # Built from several pieces: positions are those of the launch word itself.
+        anchor = word.span
+        if anchor is not None and anchor.path in self.sources:
+            src = self.sources[anchor.path]
+            blank = "".join(ch if ch == "\n" else " " for ch in src.text[:anchor.start])
+            padded = blank + text
+            ps = parse_text(anchor.path, padded)
+            ps.source = _ClampedSource(src, anchor)
+            return ps
+        return parse_text(ctx.ps.source.path, text)
+
+    def do_eval(self, args, node, st, ctx):
+        if not args:
+            return [st]
+        joined_known = all(a.text is not None for a in args)
+        if not joined_known:
+            self.record(args, {}, ctx.ps.span(node), st, ctx)
+            return [st]
+        if len(args) == 1:
+            word = args[0]
+        else:
+            segs = []
+            for i, a in enumerate(args):
+                if i:
+                    segs.append(Segment(" ", None))
+                segs.extend(a.segments)
+            word = Word(tuple(segs))
+        sub = self.reparse(word, ctx)
+        if sub is None:
+            return [st]
+        return self.block(sub.root.children, [st], _Ctx(sub, ctx.wrappers, ctx.depth + 1))
+
+    def do_source(self, args, node, st, ctx):
+        span = ctx.ps.span(node)
+        if not args:
+            return [st]
+        target = args[0].text
+        if target is None:
+            self.notes.append(f"{span}: `source` of a file whose path is not known statically "
+                              f"({args[0].unknown}); its variables are not read")
+            self.mark_source_unknown(st, span, f"a file sourced at {span} whose path is not known")
+            return [st]
+        base_dir = os.path.dirname(os.path.abspath(ctx.ps.source.path))
+        path = target if os.path.isabs(target) else os.path.normpath(os.path.join(base_dir, target))
+        if not os.path.isfile(path) and not os.path.isabs(target):
+            alt = os.path.normpath(os.path.join(self.script_dir, target))
+            if os.path.isfile(alt):
+                path = alt
+        if not os.path.isfile(path):
+            self.notes.append(f"{span}: sourced file {target} not found; its variables are not read")
+            self.mark_source_unknown(st, span, f"{target}, sourced at {span}, was not found")
+            return [st]
+        real = os.path.realpath(path)
+        if self.root_dir and not self.follow_outside_root and not real.startswith(self.root_dir + os.sep) and real != self.root_dir:
+            self.notes.append(f"{span}: {target} is outside the linted tree; not followed")
+            self.mark_source_unknown(st, span, f"{target} (sourced at {span}) is outside the linted tree")
+            return [st]
+        if real in self._source_stack or len(self._source_stack) > MAX_SOURCE_DEPTH:
+            self.notes.append(f"{span}: {target} is already being sourced (a cycle); not followed again")
+            return [st]
+        try:
+            with open(real, "rb") as fh:
+                data = fh.read()
+            sub = parse_file(os.path.relpath(real) if not os.path.isabs(target) else real, data)
+        except (OSError, InputError) as exc:
+            self.notes.append(f"{span}: cannot read sourced file {target}: {exc}")
+            self.mark_source_unknown(st, span, f"{target}, sourced at {span}, could not be read")
+            return [st]
+        self.sources[sub.source.path] = sub.source
+        self.sourced.append(sub.source.path)
+        self._source_stack.append(real)
+        try:
+            saved = st.positional
+            if len(args) > 1:
+                st.positional = [w.segments for w in args[1:]]
+            results = self.block(sub.root.children, [st], _Ctx(sub, ctx.wrappers, ctx.depth + 1))
+            for r in results:
+                if getattr(r, "_return", False):
+                    r._return = False
+                    r.stopped = False
+                if len(args) > 1:
+                    r.positional = saved
+        finally:
+            self._source_stack.pop()
+        return results
+
+    def mark_source_unknown(self, st, span, reason):
+        # Variables the sourced file might set are unknown from here on, but only those the
+        # script reads and never sets itself are affected: track it as a flag on the state.
+        st.vars.setdefault("__megalint_unsourced__", Var(unknown=Unknown(reason, span), site=span))
+
+    def check_flag_as_command(self, node, name_node, first, ctx):
+        if first is None or not first.startswith("--") or len(first) < 3:
+            return
+        if ctx.ps.root.has_error:
+            return
+        prev = node.prev_named_sibling
+        span = ctx.ps.span(name_node)
+        line_before = span.start_line - 1
+        if line_before >= 1:
+            text_before = ctx.ps.source.line_text(line_before).rstrip()
+            if text_before.endswith("\\"):
+                return
+        if prev is None:
+            return
+        self.finding("flag-run-as-command", span,
+                     f"`{first}` runs as a command: the line before it does not end in `\\`, so the "
+                     "command above stopped there and every flag from here on is lost",
+                     flag=first)
+
+    # ------------------------------------------------------------------ assignments
+    def assign(self, node, st, ctx) -> str | None:
+        name_node = node.child_by_field_name("name")
+        value_node = node.child_by_field_name("value")
+        if name_node is None:
+            return None
+        append = any(c.type == "+=" for c in node.children)
+        index = None
+        if name_node.type == "subscript":
+            idx_node = name_node.child_by_field_name("index")
+            base = name_node.child_by_field_name("name")
+            name = ctx.ps.text(base) if base is not None else ctx.ps.text(name_node)
+            index = _text(self.expand_scalar(idx_node, st, ctx)) if idx_node is not None else None
+        else:
+            name = ctx.ps.text(name_node)
+        span = ctx.ps.span(node)
+        old = st.vars.get(name)
+        exported = bool(old and old.exported)
+        if value_node is not None and value_node.type == "array":
+            elements = []
+            for c in value_node.named_children:
+                if c.type == "comment":
+                    continue
+                for w in self.expand_word(c, st, ctx):
+                    elements.append(w)
+            if any(w.splat is not None for w in elements):
+                st.vars[name] = Var(unknown=Unknown(f"`{name}` holds the script's arguments", span), exported=exported, site=span)
+                return name
+            base_arr = {}
+            if append and old is not None and old.array is not None:
+                base_arr = dict(old.array)
+            elif append and old is not None and old.scalar is not None:
+                base_arr = {"0": old.scalar}
+            elif append and old is not None and old.unknown is not None:
+                st.vars[name] = Var(unknown=old.unknown, exported=exported, site=span)
+                return name
+            start = _next_index(base_arr)
+            for i, w in enumerate(elements):
+                base_arr[str(start + i)] = w.segments
+            st.vars[name] = Var(array=base_arr, exported=exported, site=span)
+            return name
+        segs = self.expand_scalar(value_node, st, ctx) if value_node is not None else ()
+        if value_node is not None:
+            segs = self.resite(segs, ctx.ps.span(value_node)) if _is_whole_expansion(value_node) else segs
+        if index is not None or (old is not None and old.array is not None and not append):
+            arr = dict(old.array) if old is not None and old.array is not None else {}
+            key = index if index is not None else "0"
+            if key is None:
+                st.vars[name] = Var(unknown=Unknown(f"`{name}` is indexed by a value not known statically", span), exported=exported, site=span)
+                return name
+            if append and key in arr:
+                arr[key] = tuple(arr[key]) + tuple(segs)
+            else:
+                arr[key] = segs
+            st.vars[name] = Var(array=arr, exported=exported, site=span)
+            return name
+        if append:
+            if old is None:
+                old_segs = ()
+            elif old.unknown is not None:
+                st.vars[name] = Var(unknown=old.unknown, exported=exported, site=span)
+                return name
+            elif old.array is not None:
+                old_segs = _array_values(old.array)[0] if old.array else ()
+            else:
+                old_segs = old.scalar or ()
+            segs = tuple(old_segs) + tuple(segs)
+        st.vars[name] = Var(scalar=tuple(segs), exported=exported, site=span)
+        return name
+
+    def resite(self, segs, span: Span):
+        out = []
+        for s in segs:
+            origin = ((s.site,) if s.site is not None and s.site != span else ()) + s.origin
+            out.append(Segment(s.text, span, origin, s.unknown, s.via, s.assumed))
+        return tuple(out)
+
+    def arith_statement(self, node, st, ctx, text):
+        try:
+            self.arith_eval(text, st, ctx, ctx.ps.span(node))
+        except (arith.ArithUnknown, arith.ArithError):
+            pass
+        return [st]
+
+    # ------------------------------------------------------------------ conditions
+    def condition_value(self, node, st, ctx) -> bool | None:
+        """True/False when the exit status of a condition is known statically, else None."""
+        if node is None:
+            return None
+        t = node.type
+        if t == "test_command":
+            inner = [c for c in node.named_children]
+            if len(inner) != 1:
+                return None if inner else False
+            return self.test_expr(inner[0], st, ctx)
+        if t == "negated_command":
+            inner = node.named_children
+            v = self.condition_value(inner[0], st, ctx) if inner else None
+            return None if v is None else not v
+        if t == "command":
+            name = node.child_by_field_name("name")
+            nm = self._plain(name) if name is not None else None
+            if nm in ("true", ":"):
+                return True
+            if nm == "false":
+                return False
+            if nm in ("[", "test"):
+                words = []
+                for i, c in enumerate(node.children):
+                    if node.field_name_for_child(i) == "argument":
+                        words.extend(self.expand_word(c, st, ctx))
+                if nm == "[" and words and words[-1].text == "]":
+                    words = words[:-1]
+                return _test_words([w.text for w in words])
+            return None
+        if t == "compound_statement" and node.child(0) is not None and node.child(0).type == "((":
+            try:
+                return bool(self.arith_eval(ctx.ps.text(node)[2:-2], st.fork(), ctx, None))
+            except (arith.ArithUnknown, arith.ArithError):
+                return None
+        if t == "list":
+            named = node.named_children
+            ops = [c.type for c in node.children if not c.is_named]
+            if len(named) == 2 and ops:
+                a = self.condition_value(named[0], st, ctx)
+                b = self.condition_value(named[1], st, ctx)
+                if ops[0] == "&&":
+                    if a is False or b is False:
+                        return False
+                    return True if a and b else None
+                if ops[0] == "||":
+                    if a is True or b is True:
+                        return True
+                    return False if a is False and b is False else None
+        if t == "redirected_statement":
+            body = node.child_by_field_name("body")
+            return self.condition_value(body, st, ctx)
+        return None
+
+    def test_expr(self, node, st, ctx) -> bool | None:
+        t = node.type
+        if t == "parenthesized_expression":
+            inner = node.named_children
+            return self.test_expr(inner[0], st, ctx) if inner else None
+        if t == "unary_expression":
+            op_node = node.child(0)
+            operand = node.named_children[-1] if node.named_children else None
+            op = ctx.ps.text(op_node) if op_node is not None else ""
+            if op == "!":
+                v = self.test_expr(operand, st, ctx) if operand is not None else None
+                return None if v is None else not v
+            val = _text(self.expand_scalar(operand, st, ctx)) if operand is not None else ""
+            if op == "-z":
+                return None if val is None else val == ""
+            if op == "-n":
+                return None if val is None else val != ""
+            return None  # file tests and others depend on the machine
+        if t == "binary_expression":
+            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+            op_node = node.child_by_field_name("operator")
+            op = ctx.ps.text(op_node) if op_node is not None else None
+            if op is None:
+                for c in node.children:
+                    if not c.is_named or c.type == "test_operator":
+                        op = ctx.ps.text(c)
+                        break
+            if op in ("&&", "-a"):
+                a = self.test_expr(left, st, ctx)
+                b = self.test_expr(right, st, ctx)
+                if a is False or b is False:
+                    return False
+                return True if a and b else None
+            if op in ("||", "-o"):
+                a = self.test_expr(left, st, ctx)
+                b = self.test_expr(right, st, ctx)
+                if a is True or b is True:
+                    return True
+                return False if a is False and b is False else None
+            lv = _text(self.expand_scalar(left, st, ctx)) if left is not None else None
+            pattern = op in ("==", "=", "!=") and node.parent is not None and _in_double_bracket(node)
+            rv = _text(self.expand_scalar(right, st, ctx, pattern=pattern)) if right is not None else None
+            return _compare(op, lv, rv, pattern)
+        if t in ("word", "string", "simple_expansion", "expansion", "concatenation", "raw_string", "number"):
+            v = _text(self.expand_scalar(node, st, ctx))
+            return None if v is None else v != ""
+        return None
+
+    # ------------------------------------------------------------------ expansion
+    def expand_scalar(self, node, st, ctx, pattern=False) -> Scalar:
+        """Expand without word splitting (assignment values, case subjects, test operands)."""
+        if node is None:
+            return ()
+        pieces = self.pieces(node, st, ctx, quoted=True, eid=None)
+        out = []
+        for p in pieces:
+            if p[0] == "break":
+                out.append(Segment(" ", None))
+            elif p[0] == "splat":
+                out.append(Segment(None, p[1].span, (), p[1]))
+            elif p[0] == "seg":
+                seg, eid = p[1], p[3]
+                if eid is not None and not eid[2] and seg.site != eid[1]:
+                    # Without splitting every expansion is one value: show it where it is written.
+                    origin = ((seg.site,) if seg.site is not None else ()) + seg.origin
+                    seg = Segment(seg.text, eid[1], origin, seg.unknown, seg.via, seg.assumed)
+                out.append(seg)
+        return tuple(out)
+
+    def expand_word(self, node, st, ctx) -> list[Word]:
+        """Expand one shell word into the fields it becomes (word splitting applied)."""
+        pieces = self.pieces(node, st, ctx, quoted=False, eid=None)
+        return self.split(pieces)
+
+    def split(self, pieces) -> list[Word]:
+        fields: list[list] = []
+        cur: list = []
+        have = False
+        field_eids: list[set] = []
+        cur_eids: set = set()
+        splats: dict[int, Unknown] = {}
+
+        def flush():
+            nonlocal cur, have, cur_eids
+            if have:
+                fields.append(cur)
+                field_eids.append(cur_eids)
+            cur, have, cur_eids = [], False, set()
+
+        for p in pieces:
+            kind = p[0]
+            if kind == "break":
+                flush()
+                continue
+            if kind == "splat":
+                flush()
+                splats[len(fields)] = p[1]
+                fields.append([])
+                field_eids.append(set())
+                continue
+            if kind == "quoted-empty":
+                have = True
+                continue
+            seg, splittable, eid = p[1], p[2], p[3]
+            if eid is not None:
+                cur_eids.add(eid)
+            if not splittable or seg.text is None:
+                cur.append((seg, eid))
+                have = True
+                continue
+            text = seg.text
+            if not text:
+                continue
+            pos = 0
+            for m in _IFS.finditer(text):
+                if m.start() > pos:
+                    cur.append((self.sub_segment(seg, pos, m.start()), eid))
+                    have = True
+                flush()
+                if eid is not None:
+                    cur_eids.add(eid)
+                pos = m.end()
+            if pos < len(text):
+                cur.append((self.sub_segment(seg, pos, len(text)), eid))
+                have = True
+        flush()
+        # An expansion that produced exactly one field is shown where it is written (`$TP`);
+        # one that produced several keeps each field where its text was written.
+        count: dict = {}
+        for fi, f in enumerate(fields):
+            for eid in {e for _, e in f if e is not None}:
+                count[eid] = count.get(eid, 0) + 1
+        words = []
+        for fi, f in enumerate(fields):
+            if fi in splats:
+                words.append(Word((), splats[fi]))
+                continue
+            segs = []
+            for seg, eid in f:
+                if eid is not None:
+                    eid_span, is_array = eid[1], eid[2]
+                    if count.get(eid) == 1 and not is_array:
+                        origin = ((seg.site,) if seg.site is not None and seg.site != eid_span else ()) + seg.origin
+                        seg = Segment(seg.text, eid_span, origin, seg.unknown, seg.via, seg.assumed)
+                    elif eid_span not in seg.via:
+                        seg = Segment(seg.text, seg.site, seg.origin, seg.unknown, seg.via + (eid_span,), seg.assumed)
+                segs.append(seg)
+            words.append(Word(tuple(segs)))
+        return words
+
+    def sub_segment(self, seg: Segment, a: int, b: int) -> Segment:
+        if a == 0 and b == len(seg.text):
+            return seg
+        site = seg.site
+        if site is not None and site.end - site.start == len(seg.text) and site.path in self.sources:
+            src = self.sources[site.path]
+            if src.text[site.start:site.end] == seg.text:
+                site = src.span(site.start + a, site.start + b)
+        return Segment(seg.text[a:b], site, seg.origin, seg.unknown, seg.via, seg.assumed)
+
+    def pieces(self, node, st, ctx, quoted: bool, eid) -> list:
+        """Pieces: ("seg", Segment, splittable, eid) | ("break",) | ("splat", Unknown) | ("quoted-empty",)."""
+        t = node.type
+        ps = ctx.ps
+        if t in ("word", "number", "extglob_pattern", "regex", "variable_name", "test_operator"):
+            if quoted and t == "word":
+                return self.literal(node, ctx, eid, escapes="dq-word")
+            return self.literal(node, ctx, eid, escapes=None if quoted else "unquoted")
+        if t == "raw_string":
+            text = ps.text(node)
+            inner_start = node.start_byte + 1
+            span = ps.source.span_bytes(inner_start, node.end_byte - 1)
+            if text == "''":
+                return [("quoted-empty",)]
+            segs = [("seg", Segment(text[1:-1], span, (), self.placeholder(node, ctx)), False, eid)]
+            if segs[0][1].unknown is not None:
+                segs = [("seg", Segment(None, span, (), segs[0][1].unknown), False, eid)]
+            return segs
+        if t == "ansi_c_string":
+            raw = ps.text(node)[2:-1]
+            return [("seg", Segment(_ansi_c(raw), ps.span(node)), False, eid)]
+        if t in ("string", "translated_string"):
+            return self.dq_string(node, st, ctx, eid)
+        if t == "concatenation":
+            out = []
+            for c in node.children:
+                out.extend(self.pieces(c, st, ctx, quoted, eid))
+            return out
+        if t == "simple_expansion":
+            return self.simple_expansion(node, st, ctx, quoted, eid)
+        if t == "expansion":
+            return self.brace_expansion(node, st, ctx, quoted, eid)
+        if t == "arithmetic_expansion":
+            return self.arith_expansion(node, st, ctx, quoted, eid)
+        if t == "command_substitution":
+            return self.command_substitution(node, st, ctx, quoted, eid)
+        if t == "process_substitution":
+            return [("seg", Segment.unknown_at("a process substitution `<( )`", ps.span(node)), False, eid)]
+        if t == "brace_expression":
+            return self.literal(node, ctx, eid, escapes=None)
+        if t == "string_content":
+            return self.literal(node, ctx, eid, escapes="dq")
+        if t == "array":
+            return self.literal(node, ctx, eid, escapes=None)
+        if node.child_count and t not in ("ERROR",):
+            out = []
+            for c in node.children:
+                out.extend(self.pieces(c, st, ctx, quoted, eid))
+            return out
+        return self.literal(node, ctx, eid, escapes=None)
+
+    def placeholder(self, node, ctx) -> Unknown | None:
+        span = ctx.ps.span(node)
+        for ph in ctx.ps.placeholders:
+            if ph.start == span.start and ph.end == span.end:
+                text = ctx.ps.source.text[ph.start:ph.end]
+                return Unknown(f"unfilled template placeholder {text}", ph)
+        return None
+
+    def literal(self, node, ctx, eid, escapes) -> list:
+        """Literal text of a node, with escape processing; sites stay exact where the text is."""
+        ps = ctx.ps
+        raw = ps.text(node)
+        if escapes is None or "\\" not in raw:
+            return [("seg", Segment(raw, ps.span(node)), False, eid)]
+        return self.escaped_runs(raw, ps.source.char_offset(node.start_byte), ps, eid, escapes)
+
+    def escaped_runs(self, raw: str, start_char: int, ps, eid, escapes) -> list:
+        out = []
+        run_start = 0
+        buf = []
+        i = 0
+        n = len(raw)
+
+        def emit_run(end):
+            if end > run_start:
+                out.append(("seg", Segment(raw[run_start:end], ps.source.span(start_char + run_start, start_char + end)), False, eid))
+
+        while i < n:
+            ch = raw[i]
+            if ch == "\\" and i + 1 < n:
+                nxt = raw[i + 1]
+                if escapes == "dq" or escapes == "dq-word":
+                    if nxt not in '$`"\\\n':
+                        i += 2
+                        continue
+                emit_run(i)
+                if nxt != "\n":
+                    out.append(("seg", Segment(nxt, ps.source.span(start_char + i, start_char + i + 2)), False, eid))
+                i += 2
+                run_start = i
+                continue
+            i += 1
+        emit_run(n)
+        del buf
+        return out
+
+    def dq_string(self, node, st, ctx, eid) -> list:
+        ps = ctx.ps
+        out: list = []
+        pos = node.start_byte + (2 if node.type == "translated_string" else 1)
+        end = node.end_byte - 1
+        data = ps.parse_text
+        for c in node.children:
+            if c.type in ('"', "$\"") or c.type == "string_content":
+                continue
+            if not c.is_named:
+                continue
+            if c.start_byte > pos:
+                out.extend(self.dq_literal(data, pos, c.start_byte, ps, eid))
+            out.extend(self.pieces(c, st, ctx, True, eid))
+            pos = c.end_byte
+        if end > pos:
+            out.extend(self.dq_literal(data, pos, end, ps, eid))
+        if not out:
+            return [("quoted-empty",)]
+        return out
+
+    def dq_literal(self, data, a, b, ps, eid) -> list:
+        raw = data[a:b].decode("utf-8", "replace")
+        start_char = ps.source.char_offset(a)
+        if "\\" not in raw:
+            return [("seg", Segment(raw, ps.source.span(start_char, start_char + len(raw))), False, eid)]
+        self.check_stray_backslash(raw, start_char, ps)
+        return self.escaped_runs(raw, start_char, ps, eid, "dq")
+
+    def check_stray_backslash(self, raw, start_char, ps):
+        # Inside "…", `\` then blanks then a newline is not a continuation: a lone `\` word
+        # reaches the program (argparse: "unrecognized arguments: \").
+        for m in re.finditer(r"\\([ \t]+)(?=\n)", raw):
+            s = start_char + m.start()
+            self.finding("stray-backslash-in-string", ps.source.span(s, s + len(m.group(0))),
+                         "`\\` followed by blanks inside a double-quoted string is not a line continuation: "
+                         "a lone `\\` word reaches the program")
+
+    # -- variable expansions
+    def lookup(self, name: str, st: State, ctx, span: Span) -> Var | None:
+        return st.vars.get(name)
+
+    def env_unknown(self, name: str, span: Span | None) -> Unknown:
+        if name.startswith("SLURM_"):
+            return Unknown(f"${name} is set by SLURM at run time (no literal #SBATCH header gives it)", span)
+        if name.startswith("PBS_"):
+            return Unknown(f"${name} is set by PBS at run time", span)
+        return Unknown(f"${name} is not set in the script; it comes from the environment", span)
+
+    def var_scalar(self, name: str, st: State, ctx, span: Span) -> tuple[Scalar | None, Unknown | None, bool]:
+        """(segments, unknown, is_set). is_set is False for a variable the script never set."""
+        if name.isdigit():
+            i = int(name)
+            if i == 0:
+                return (Segment(self.script_path, span),), None, True
+            if st.positional is None:
+                return None, Unknown(f"${name} is an argument given to the script", span), False
+            if i - 1 < len(st.positional):
+                return st.positional[i - 1], None, True
+            return (), None, False
+        var = st.vars.get(name)
+        if var is None:
+            unsourced = st.vars.get("__megalint_unsourced__")
+            if unsourced is not None:
+                return None, Unknown(f"${name} may be set by {unsourced.unknown.reason}", span), False
+            return None, self.env_unknown(name, span), False
+        if var.unknown is not None:
+            return None, var.unknown, True
+        if var.array is not None:
+            vals = _array_values(var.array, only_zero=True)
+            return (vals[0] if vals else ()), None, True
+        return (var.scalar or ()), None, True
+
+    def simple_expansion(self, node, st, ctx, quoted, eid):
+        ps = ctx.ps
+        span = ps.span(node)
+        name = ps.text(node)[1:]
+        my_eid = eid or ("e", span, False)
+        if name in ("@", "*"):
+            return self.positional_all(name, st, span, quoted, eid)
+        if name == "#":
+            if st.positional is None:
+                return [("seg", Segment.unknown_at("the number of arguments given to the script", span), False, my_eid)]
+            return [("seg", Segment(str(len(st.positional)), span), False, my_eid)]
+        if name in ("?", "$", "!", "-"):
+            return [("seg", Segment.unknown_at(f"${name} is only known at run time", span), False, my_eid)]
+        segs, unknown, _ = self.var_scalar(name, st, ctx, span)
+        if unknown is not None:
+            return [("seg", Segment(None, span, (), unknown), False, my_eid)]
+        return [("seg", s, not quoted, my_eid) for s in segs]
+
+    def positional_all(self, name, st, span, quoted, eid):
+        my_eid = eid or ("e", span, True)
+        if st.positional is None:
+            return [("splat", Unknown("the arguments given to the script (\"$@\")", span))]
+        out = []
+        for i, p in enumerate(st.positional):
+            if i:
+                out.append(("break",) if (quoted and name == "@") or not quoted else ("seg", Segment(" ", span), False, my_eid))
+            if not p and quoted:
+                out.append(("quoted-empty",))
+            out.extend(("seg", s, not quoted, my_eid) for s in p)
+        return out
+
+    def brace_expansion(self, node, st, ctx, quoted, eid):
+        ps = ctx.ps
+        span = ps.span(node)
+        children = list(node.children)
+        inner = [c for c in children if c.type not in ("${", "}")]
+        if not inner:
+            return [("seg", Segment.unknown_at("an empty ${}", span), False, eid)]
+        length = False
+        indirect = False
+        if inner[0].type == "#" and len(inner) > 1:
+            length = True
+            inner = inner[1:]
+        elif inner[0].type == "!" and len(inner) > 1:
+            indirect = True
+            inner = inner[1:]
+        target = inner[0]
+        rest = inner[1:]
+        is_array_all = False
+        index = None
+        if target.type == "subscript":
+            base = target.child_by_field_name("name")
+            idx = target.child_by_field_name("index")
+            name = ps.text(base) if base is not None else ps.text(target)
+            idx_text = ps.text(idx) if idx is not None else "0"
+            if idx_text in ("@", "*"):
+                is_array_all = idx_text
+            else:
+                index = _text(self.expand_scalar(idx, st, ctx))
+                if index is not None and name in st.vars and st.vars[name].array is not None and not index.lstrip("-").isdigit():
+                    pass
+                elif index is not None:
+                    try:
+                        index = str(self.arith_eval(index, st.fork(), ctx, None)) if not index.isdigit() else index
+                    except (arith.ArithUnknown, arith.ArithError):
+                        pass
+        elif target.type in ("variable_name", "special_variable_name", "word", "number"):
+            name = ps.text(target)
+        else:
+            return [("seg", Segment.unknown_at(f"`{ps.text(node)}` is not understood", span), False, eid)]
+        my_eid = eid or ("e", span, bool(is_array_all and quoted))
+        if indirect:
+            segs, unknown, _ = self.var_scalar(name, st, ctx, span)
+            ref = _text(segs) if unknown is None else None
+            if ref is None or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", ref):
+                return [("seg", Segment.unknown_at(f"indirect expansion `{ps.text(node)}`", span), False, my_eid)]
+            name = ref
+        # The value, as a list of elements (arrays) or one scalar.
+        if name in ("@", "*"):
+            if length:
+                if st.positional is None:
+                    return [("seg", Segment.unknown_at("the number of arguments given to the script", span), False, my_eid)]
+                return [("seg", Segment(str(len(st.positional)), span), False, my_eid)]
+            if not rest:
+                return self.positional_all(name, st, span, quoted, eid)
+            return [("seg", Segment.unknown_at(f"`{ps.text(node)}` on the script's arguments", span), False, my_eid)]
+        var = st.vars.get(name)
+        if is_array_all:
+            if var is not None and var.array is not None:
+                elements = _array_values(var.array)
+            elif var is not None and var.unknown is not None:
+                return [("seg", Segment(None, span, (), var.unknown), False, my_eid)]
+            elif var is not None and var.scalar is not None:
+                elements = [var.scalar]
+            elif var is None:
+                return [("seg", Segment(None, span, (), self.env_unknown(name, span)), False, my_eid)]
+            else:
+                elements = []
+            if length:
+                return [("seg", Segment(str(len(elements)), span), False, my_eid)]
+            if rest:
+                return [("seg", Segment.unknown_at(f"`{ps.text(node)}`: operators on whole arrays are not evaluated", span), False, my_eid)]
+            out = []
+            for i, el in enumerate(elements):
+                if i:
+                    if quoted and is_array_all == "@":
+                        out.append(("break",))
+                    else:
+                        out.append(("seg", Segment(" ", None), not quoted, my_eid))
+                if not el and quoted:
+                    out.append(("quoted-empty",))
+                out.extend(("seg", s, not quoted, my_eid) for s in el)
+            return out
+        if index is not None or target.type == "subscript":
+            if var is not None and var.array is not None:
+                segs = var.array.get(index) if index is not None else None
+                unknown = None if segs is not None or index is None else None
+                is_set = segs is not None
+                if index is None:
+                    unknown = Unknown(f"`{ps.text(node)}`: the index is not known", span)
+                segs = segs or ()
+            elif var is not None and var.unknown is not None:
+                segs, unknown, is_set = None, var.unknown, True
+            elif var is not None and index == "0":
+                segs, unknown, is_set = var.scalar or (), None, True
+            elif var is None:
+                segs, unknown, is_set = None, self.env_unknown(name, span), False
+            else:
+                segs, unknown, is_set = (), None, False
+        else:
+            segs, unknown, is_set = self.var_scalar(name, st, ctx, span)
+        if length:
+            if unknown is not None:
+                return [("seg", Segment(None, span, (), unknown), False, my_eid)]
+            t = _text(segs)
+            if t is None:
+                return [("seg", Segment.unknown_at(f"the length of `{name}`", span), False, my_eid)]
+            return [("seg", Segment(str(len(t)), span, _origins(segs)), False, my_eid)]
+        if not rest:
+            if unknown is not None:
+                return [("seg", Segment(None, span, (), unknown), False, my_eid)]
+            return [("seg", s, not quoted, my_eid) for s in segs]
+        op = rest[0]
+        op_text = ps.text(op) if not op.is_named else None
+        operands = rest[1:]
+        if op_text is None:
+            return [("seg", Segment.unknown_at(f"`{ps.text(node)}` is not understood", span), False, my_eid)]
+        return self.operator(op_text, operands, node, name, segs, unknown, is_set, st, ctx, quoted, my_eid, span)
+
+    def operator(self, op, operands, node, name, segs, unknown, is_set, st, ctx, quoted, eid, span):
+        ps = ctx.ps
+        colon = op.startswith(":") and op != ":"
+        base = op[1:] if colon else op
+        if base in ("-", "=", "+", "?"):
+            # The script never set it (an input from the environment or an argument): bash would
+            # use the default when it is unset in the environment, which is the script's intent.
+            empty = (unknown is None and _text(segs) == "") if colon else False
+            use_default = (not is_set) or empty
+            if unknown is not None and is_set:
+                return [("seg", Segment(None, span, (), unknown), False, eid)]
+            operand_pieces = []
+            for c in operands:
+                operand_pieces.extend(self.pieces(c, st, ctx, quoted, eid))
+            if base == "+":
+                if unknown is not None and not is_set:
+                    return []  # unset in the script: `${X:+…}` is empty, as the default convention says
+                return operand_pieces if not use_default else []
+            if not use_default:
+                return [("seg", s, not quoted, eid) for s in segs]
+            if base == "?":
+                return [("seg", Segment(None, span, (), unknown or Unknown(f"${name} is required by the script", span)), False, eid)]
+            assumed = None
+            if not is_set:
+                assumed = f"the default in `{ps.text(node)}`; the environment may set {name}"
+            result = []
+            for p in operand_pieces:
+                if p[0] == "seg" and assumed:
+                    s = p[1]
+                    p = ("seg", Segment(s.text, s.site, s.origin, s.unknown, s.via, s.assumed or assumed), p[2], p[3])
+                result.append(p)
+            if not result:
+                result = [("quoted-empty",)] if quoted else []
+            if base == "=" and name and not name.isdigit():
+                val = tuple(p[1] for p in result if p[0] == "seg")
+                old = st.vars.get(name)
+                st.vars[name] = Var(scalar=val, exported=bool(old and old.exported), site=span)
+            return result
+        if unknown is not None:
+            return [("seg", Segment(None, span, (), unknown), False, eid)]
+        value = _text(segs)
+        origin = _origins(segs)
+        if value is None:
+            bad = next((s.unknown for s in segs if s.text is None), None)
+            return [("seg", Segment(None, span, origin, bad or Unknown("unknown value", span)), False, eid)]
+        assumed = next((s.assumed for s in segs if s.assumed), None)
+
+        def result(text):
+            return [("seg", Segment(text, span, origin, None, (), assumed), not quoted, eid)]
+
+        if op in ("#", "##", "%", "%%"):
+            pat = self.operand_text(operands, st, ctx)
+            if pat is None:
+                return [("seg", Segment.unknown_at(f"the pattern of `{ps.text(node)}`", span), False, eid)]
+            return result(_strip_pattern(value, pat, op))
+        if op in ("/", "//", "/#", "/%"):
+            pat_nodes, rep_nodes, seen_sep = [], [], False
+            for c in operands:
+                if not c.is_named and ps.text(c) == "/" and not seen_sep:
+                    seen_sep = True
+                    continue
+                (rep_nodes if seen_sep else pat_nodes).append(c)
+            pat = self.operand_text(pat_nodes, st, ctx)
+            rep = self.operand_text(rep_nodes, st, ctx) if rep_nodes else ""
+            if pat is None or rep is None:
+                return [("seg", Segment.unknown_at(f"the pattern of `{ps.text(node)}`", span), False, eid)]
+            return result(_replace_pattern(value, pat, rep, op))
+        if op in ("^^", "^", ",,", ","):
+            if operands:
+                return [("seg", Segment.unknown_at(f"case conversion with a pattern `{ps.text(node)}`", span), False, eid)]
+            if op == "^^":
+                return result(value.upper())
+            if op == ",,":
+                return result(value.lower())
+            if op == "^":
+                return result(value[:1].upper() + value[1:])
+            return result(value[:1].lower() + value[1:])
+        if op == ":":
+            raw = ps.text(node)
+            body = raw[2:-1]
+            k = body.find(":")
+            spec = body[k + 1:]
+            parts = _split_top(spec, ":")
+            try:
+                off = self.arith_eval(parts[0], st.fork(), ctx, None) if parts[0].strip() else 0
+                ln = self.arith_eval(parts[1], st.fork(), ctx, None) if len(parts) > 1 else None
+            except arith.ArithUnknown as exc:
+                return [("seg", Segment.unknown_at(f"the offset of `{raw}`: {exc.reason}", span), False, eid)]
+            except arith.ArithError:
+                return [("seg", Segment.unknown_at(f"`{raw}` is not a valid substring expansion", span), False, eid)]
+            if off < 0:
+                off = max(0, len(value) + off)
+            if ln is None:
+                return result(value[off:])
+            if ln < 0:
+                return result(value[off:len(value) + ln])
+            return result(value[off:off + ln])
+        if op == "@":
+            return [("seg", Segment.unknown_at(f"the transformation `{ps.text(node)}`", span), False, eid)]
+        return [("seg", Segment.unknown_at(f"`{ps.text(node)}` is not understood", span), False, eid)]
+
+    def operand_text(self, nodes, st, ctx) -> str | None:
+        parts = []
+        for c in nodes:
+            for p in self.pieces(c, st, ctx, True, None):
+                if p[0] == "seg":
+                    if p[1].text is None:
+                        return None
+                    parts.append(p[1].text)
+        return "".join(parts)
+
+    def arith_expansion(self, node, st, ctx, quoted, eid):
+        ps = ctx.ps
+        span = ps.span(node)
+        raw = ps.text(node)
+        inner = raw[3:-2] if raw.startswith("$((") else raw[2:-1]
+        origins: list[Span] = []
+        assumed: list[str] = []
+        try:
+            value = self.arith_eval(inner, st, ctx, span, origins, assumed, node=node)
+        except arith.ArithUnknown as exc:
+            return [("seg", Segment(None, span, tuple(origins), Unknown(exc.reason, span)), False, eid)]
+        except arith.ArithError as exc:
+            self.finding("arithmetic-error", span, f"bash would fail here: {exc}")
+            return [("seg", Segment.unknown_at(f"bash fails on `{raw}`: {exc}", span), False, eid)]
+        return [("seg", Segment(str(value), span, tuple(origins), None, (), assumed[0] if assumed else None), not quoted, eid or ("e", span, False))]
+
+    def arith_eval(self, text, st, ctx, span, origins=None, assumed=None, node=None) -> int:
+        """Evaluate bash arithmetic; `$X`, `${X}` and `$(( ))` inside are expanded first."""
+        if "$" in text or "`" in text:
+            text = self.expand_arith_text(text, st, ctx, span, origins, assumed, node)
+
+        def lookup(name):
+            seen = set()
+            cur = name
+            while True:
+                segs, unknown, is_set = self.var_scalar(cur, st, ctx, span)
+                if unknown is not None:
+                    raise arith.ArithUnknown(unknown.reason)
+                if origins is not None:
+                    for s in segs:
+                        if s.site is not None:
+                            origins.append(s.site)
+                        origins.extend(s.origin)
+                        if assumed is not None and s.assumed:
+                            assumed.append(s.assumed)
+                val = _text(segs)
+                if val is None:
+                    bad = next((s.unknown for s in segs if s.text is None), None)
+                    raise arith.ArithUnknown(bad.reason if bad else f"${cur} is not known")
+                val = val.strip()
+                if not val:
+                    return 0
+                try:
+                    return arith.parse_int(val)
+                except ValueError:
+                    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", val) and val not in seen:
+                        seen.add(val)
+                        cur = val
+                        continue
+                    return arith.evaluate(val, lookup)
+
+        def assign(name, value):
+            old = st.vars.get(name)
+            st.vars[name] = Var(scalar=(Segment(str(value), span),), exported=bool(old and old.exported), site=span)
+
+        return arith.evaluate(text, lookup, assign)
+
+    def expand_arith_text(self, text, st, ctx, span, origins, assumed, node):
+        # Parse the expression's `$` parts with tree-sitter's word rules: wrap it as a string.
+        sub = parse_text(ctx.ps.source.path, '"' + text.replace('"', ' ') + '"')
+        string_node = sub.root.named_children[0] if sub.root.named_children else None
+        while string_node is not None and string_node.type not in ("string",):
+            string_node = string_node.named_children[0] if string_node.named_children else None
+        if string_node is None:
+            raise arith.ArithUnknown(f"`{text}` could not be read")
+        pieces = self.pieces(string_node, st, _Ctx(sub, ctx.wrappers, ctx.depth), True, None)
+        out = []
+        for p in pieces:
+            if p[0] != "seg":
+                continue
+            s = p[1]
+            if s.text is None:
+                raise arith.ArithUnknown(s.unknown.reason if s.unknown else "unknown value")
+            if origins is not None and s.site is not None and s.site.path != ctx.ps.source.path or (s.origin and origins is not None):
+                origins.extend(s.origin)
+            if origins is not None and s.origin:
+                pass
+            if assumed is not None and s.assumed:
+                assumed.append(s.assumed)
+            out.append(s.text)
+        return "".join(out)
+
+    def command_substitution(self, node, st, ctx, quoted, eid):
+        ps = ctx.ps
+        span = ps.span(node)
+        raw = ps.text(node)
+        inner = raw[2:-1] if raw.startswith("$(") else raw[1:-1]
+        inner_s = inner.strip()
+        my_eid = eid or ("e", span, False)
+        # Pure idioms whose value is known without running anything.
+        if re.fullmatch(r"""(cd\s+)?"?\$\(\s*dirname\s+"?(\$0|\$\{0\}|\$\{BASH_SOURCE(\[0\])?\}|\$BASH_SOURCE)"?\s*\)"?(\s*(&&|;)\s*pwd(\s+-P)?)?""", inner_s) \
+                or re.fullmatch(r"""dirname\s+"?(\$0|\$\{0\}|\$\{BASH_SOURCE(\[0\])?\}|\$BASH_SOURCE|\$\(\s*(realpath|readlink\s+-f)\s+"?(\$0|\$\{BASH_SOURCE(\[0\])?\})"?\s*\))"?""", inner_s):
+            d = os.path.dirname(os.path.abspath(ps.source.path)) if ps.source.path else self.script_dir
+            return [("seg", Segment(d, span), not quoted, my_eid)]
+        if re.fullmatch(r"pwd(\s+-P)?", inner_s):
+            return [("seg", Segment.unknown_at("the working directory at run time (`pwd`)", span), False, my_eid)]
+        m = re.fullmatch(r"(echo|printf\s+['\"]?%s['\"]?)\s+(.*)", inner_s, re.S)
+        if m and not re.search(r"[|;&<>`]|\$\(", m.group(2)):
+            sub = self.reparse_inner(node, ctx)
+            if sub is not None:
+                cmd = sub
+                words = []
+                for i, c in enumerate(cmd.children):
+                    if cmd.field_name_for_child(i) == "argument":
+                        words.extend(self.expand_word(c, st, ctx))
+                if inner_s.startswith("printf"):
+                    words = words[1:]
+                if all(w.text is not None for w in words) and not any((w.text or "").startswith("-") for w in words[:1]):
+                    text = " ".join(w.text for w in words)
+                    origin = tuple(sp for w in words for sp in ((w.span,) if w.span else ()) + w.origins)
+                    return [("seg", Segment(text, span, origin), not quoted, my_eid)]
+        m = re.fullmatch(r"expr\s+(.*)", inner_s)
+        if m:
+            return [("seg", Segment.unknown_at(f"the output of `{inner_s}`", span), False, my_eid)]
+        what = inner_s.split()[0] if inner_s.split() else ""
+        why = f"the output of `{inner_s[:60]}`, only known at run time"
+        if what == "nvidia-smi":
+            why = f"queried from the GPU at run time (`{inner_s[:60]}`)"
+        elif "scontrol" in inner_s:
+            why = f"asked of SLURM at run time (`{inner_s[:60]}`)"
+        return [("seg", Segment.unknown_at(why, span), False, my_eid)]
+
+    def reparse_inner(self, node, ctx):
+        for c in node.named_children:
+            if c.type == "command":
+                return c
+        return None
+
+    # ------------------------------------------------------------------ helpers
+    def _plain(self, node) -> str | None:
+        if node is None:
+            return None
+        t = node.type
+        if t == "command_name":
+            kids = node.named_children
+            return self._plain(kids[0]) if kids else None
+        if t == "word":
+            return node.text.decode("utf-8", "replace") if node.text is not None else None
+        return None
+
+
+class _ClampedSource:
+    """A source view for text assembled from several places: every span points at the anchor."""
+
+    def __init__(self, src, anchor: Span):
+        self._src = src
+        self.anchor = anchor
+        self.path = src.path
+        self.text = src.text
+
+    def __getattr__(self, item):
+        return getattr(self._src, item)
+
+    def span_bytes(self, a, b):
+        return self.anchor
+
+    def span(self, a, b):
+        return self.anchor
+
+
+# ---------------------------------------------------------------------- small pure helpers
+def _text(segs) -> str | None:
+    if segs is None:
+        return None
+    parts = []
+    for s in segs:
+        if s.text is None:
+            return None
+        parts.append(s.text)
+    return "".join(parts)
+
+
+def _origins(segs) -> tuple:
+    out = []
+    for s in segs:
+        if s.site is not None:
+            out.append(s.site)
+        out.extend(s.origin)
+    return tuple(out)
+
+
+def _array_values(arr: dict, only_zero=False):
+    if only_zero:
+        return [arr["0"]] if "0" in arr else []
+    try:
+        keys = sorted(arr, key=lambda k: int(k))
+    except ValueError:
+        keys = list(arr)
+    return [arr[k] for k in keys]
+
+
+def _next_index(arr: dict) -> int:
+    ints = [int(k) for k in arr if k.lstrip("-").isdigit()]
+    return max(ints) + 1 if ints else 0
+
+
+def _is_whole_expansion(node) -> bool:
+    return node.type in ("simple_expansion", "expansion", "arithmetic_expansion", "command_substitution") or (
+        node.type == "string" and len([c for c in node.named_children]) == 1
+        and node.named_children[0].type in ("simple_expansion", "expansion", "arithmetic_expansion")
+        and node.named_children[0].start_byte == node.start_byte + 1
+        and node.named_children[0].end_byte == node.end_byte - 1
+    )
+
+
+def _in_double_bracket(node) -> bool:
+    p = node.parent
+    while p is not None:
+        if p.type == "test_command":
+            first = p.child(0)
+            return first is not None and first.type == "[["
+        p = p.parent
+    return False
+
+
+def _glob_to_regex(pat: str) -> str:
+    return fnmatch.translate(pat)
+
+
+def _glob_match(pat: str, text: str) -> bool:
+    return re.match(_glob_to_regex(pat), text, re.S) is not None
+
+
+def _strip_pattern(value: str, pat: str, op: str) -> str:
+    rx = re.compile(_glob_to_regex(pat), re.S)
+    n = len(value)
+    if op in ("#", "##"):
+        rng = range(0, n + 1) if op == "#" else range(n, -1, -1)
+        for i in rng:
+            if rx.match(value[:i]):
+                return value[i:]
+        return value
+    rng = range(n, -1, -1) if op == "%" else range(0, n + 1)
+    for i in rng:
+        if rx.match(value[i:]):
+            return value[:i]
+    return value
+
+
+def _replace_pattern(value: str, pat: str, rep: str, op: str) -> str:
+    rx = re.compile(_glob_to_regex(pat), re.S)
+    n = len(value)
+    if op == "/#":
+        for j in range(n, -1, -1):
+            if rx.match(value[:j]):
+                return rep + value[j:]
+        return value
+    if op == "/%":
+        for i in range(0, n + 1):
+            if rx.match(value[i:]):
+                return value[:i] + rep
+        return value
+    out = []
+    i = 0
+    replaced = False
+    while i <= n:
+        if replaced and op == "/":
+            out.append(value[i:])
+            break
+        hit = None
+        for j in range(n, i, -1):
+            if rx.match(value[i:j]):
+                hit = j
+                break
+        if hit is not None:
+            out.append(rep)
+            i = hit
+            replaced = True
+            continue
+        if i < n:
+            out.append(value[i])
+        i += 1
+    return "".join(out)
+
+
+def _split_top(text: str, sep: str) -> list[str]:
+    parts, depth, cur = [], 0, []
+    for ch in text:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        if ch == sep and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    parts.append("".join(cur))
+    return parts
+
+
+def _ansi_c(raw: str) -> str:
+    try:
+        return bytes(raw, "utf-8").decode("unicode_escape")
+    except UnicodeDecodeError:
+        return raw
+
+
+_INT = re.compile(r"\s*[-+]?\d+\s*")
+
+
+def _compare(op, lv, rv, pattern) -> bool | None:
+    if lv is None or rv is None:
+        return None
+    if op in ("=", "=="):
+        return _glob_match(rv, lv) if pattern else lv == rv
+    if op == "!=":
+        return (not _glob_match(rv, lv)) if pattern else lv != rv
+    if op in ("-eq", "-ne", "-lt", "-le", "-gt", "-ge"):
+        if not (_INT.fullmatch(lv) and _INT.fullmatch(rv)):
+            return None
+        a, b = int(lv), int(rv)
+        return {"-eq": a == b, "-ne": a != b, "-lt": a < b, "-le": a <= b, "-gt": a > b, "-ge": a >= b}[op]
+    if op == "<":
+        return lv < rv
+    if op == ">":
+        return lv > rv
+    if op == "=~":
+        try:
+            return re.search(rv, lv) is not None
+        except re.error:
+            return None
+    return None
+
+
+def _test_words(words: list) -> bool | None:
+    """`[ … ]` / `test …` over expanded words (None for an unknown word)."""
+    if not words:
+        return False
+    if words[0] == "!":
+        v = _test_words(words[1:])
+        return None if v is None else not v
+    for i, w in enumerate(words):
+        if w in ("-a", "-o") and 0 < i < len(words) - 1:
+            a, b = _test_words(words[:i]), _test_words(words[i + 1:])
+            if w == "-a":
+                if a is False or b is False:
+                    return False
+                return True if a and b else None
+            if a is True or b is True:
+                return True
+            return False if a is False and b is False else None
+    if len(words) == 1:
+        return None if words[0] is None else words[0] != ""
+    if len(words) == 2:
+        op, v = words
+        if op == "-z":
+            return None if v is None else v == ""
+        if op == "-n":
+            return None if v is None else v != ""
+        return None
+    if len(words) == 3:
+        return _compare(words[1], words[0], words[2], False)
+    return None
+
+
+def _assign_scalar(st: State, name: str, segs, span):
+    old = st.vars.get(name)
+    st.vars[name] = Var(scalar=tuple(segs), exported=bool(old and old.exported), site=span)
+
+
+def _assigned_names(node, ps, acc: set):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        t = n.type
+        if t == "variable_assignment":
+            nm = n.child_by_field_name("name")
+            if nm is not None:
+                if nm.type == "subscript":
+                    nm = nm.child_by_field_name("name") or nm
+                acc.add(ps.text(nm))
+        elif t in ("for_statement",):
+            v = n.child_by_field_name("variable")
+            if v is not None:
+                acc.add(ps.text(v))
+        elif t in ("compound_statement", "c_style_for_statement", "arithmetic_expansion"):
+            txt = ps.text(n)
+            if "((" in txt:
+                for m in re.finditer(r"([A-Za-z_][A-Za-z0-9_]*)\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|([A-Za-z_][A-Za-z0-9_]*)\s*(?:\+\+|--)|(?:\+\+|--)\s*([A-Za-z_][A-Za-z0-9_]*)", txt):
+                    acc.add(m.group(1) or m.group(2) or m.group(3))
+        elif t == "command":
+            name = n.child_by_field_name("name")
+            if name is not None and ps.text(name) in ("read", "let", "readarray", "mapfile", "getopts"):
+                for c in n.named_children[1:]:
+                    w = ps.text(c)
+                    m = re.match(r"([A-Za-z_][A-Za-z0-9_]*)", w)
+                    if m and not w.startswith("-"):
+                        acc.add(m.group(1))
+        stack.extend(n.children)
+
+
+def _local_names(body, ps, acc: set):
+    stack = [body]
+    while stack:
+        n = stack.pop()
+        if n.type == "declaration_command" and n.child(0) is not None and n.child(0).type in ("local", "declare", "typeset"):
+            for c in n.named_children:
+                if c.type == "variable_assignment":
+                    nm = c.child_by_field_name("name")
+                    if nm is not None:
+                        acc.add(ps.text(nm))
+                elif c.type in ("variable_name", "word") and not ps.text(c).startswith("-"):
+                    acc.add(ps.text(c))
+        if n.type == "function_definition" and n is not body:
+            continue
+        stack.extend(n.children)
+
+
+def facts_from_states(ev: Evaluator, ps: ParsedScript, states: list[State], headers, findings, comments) -> ScriptFacts:
+    paths = []
+    for s in states:
+        variables = {}
+        for name, var in s.vars.items():
+            if name.startswith("__megalint"):
+                continue
+            arr = None
+            if var.array is not None:
+                arr = tuple(Word(tuple(v)) for v in _array_values(var.array))
+            variables[name] = VariableFact(name, None if var.unknown else ev.var_word(var, name), var.unknown, var.exported, arr)
+        paths.append(PathFacts(s.cond, s.commands, variables))
+    return ScriptFacts(ps.source.path, dict(ev.sources), paths, headers, findings, comments, ev.sourced, ev.notes)

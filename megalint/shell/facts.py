@@ -1,0 +1,64 @@
+"""What the evaluator learned about a script: the commands it would run and with what."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from megalint.launch.model import SchedulerHeader
+from megalint.shell.values import Unknown, Word
+from megalint.source import SourceFile, Span
+
+
+@dataclass
+class CommandRecord:
+    """One simple command as it would run on one path through the script."""
+
+    words: tuple[Word, ...]
+    assigns: dict[str, Word]  # `VAR=x cmd` prefixes
+    env: dict[str, Word]  # exported variables at that point (values may be unknown)
+    span: Span
+    condition: tuple[str, ...] = ()
+    wrappers: tuple[tuple[Word, ...], ...] = ()  # outer commands: `srun … bash -c "<this>"`
+    in_loop: bool = False
+
+
+@dataclass
+class ShellFinding:
+    """A problem found at the shell level, before any Megatron knowledge."""
+
+    kind: str  # parse-error, flag-run-as-command, backslash-trailing-blank, ...
+    span: Span
+    message: str
+    data: dict = field(default_factory=dict)
+
+
+@dataclass
+class VariableFact:
+    """The final value of a variable on one path, for `megalint model`."""
+
+    name: str
+    value: Word | None
+    unknown: Unknown | None
+    exported: bool
+    array: tuple[Word, ...] | None = None
+
+
+@dataclass
+class PathFacts:
+    """The script as it runs along one combination of undecided branches."""
+
+    condition: tuple[str, ...]
+    commands: list[CommandRecord]
+    variables: dict[str, VariableFact]
+
+
+@dataclass
+class ScriptFacts:
+    path: str
+    sources: dict[str, SourceFile]
+    paths: list[PathFacts]
+    headers: list[SchedulerHeader]
+    findings: list[ShellFinding]
+    comments: list[tuple[str, Span]]  # every comment of the main script, for hardware hints
+    sourced: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)

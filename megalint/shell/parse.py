@@ -1,0 +1,124 @@
+"""Reading a file into a tree-sitter-bash tree, with the normalisations real scripts need.
+
+- A file that ends in a continuation backslash parses as bash accepts it (tree-sitter-bash
+  otherwise emits an ERROR): we append a blank line.
+- Unfilled template placeholders (`CHECKPOINT_PATH=<Specify path>`) are redirections to bash;
+  we rewrite each to a single-quoted word of the same length, so that offsets stay exact and
+  the evaluator can mark the value as a placeholder instead of a parse failure.
+- Binary and non-UTF-8 input is refused with a message, never a traceback.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import tree_sitter
+import tree_sitter_bash
+
+from megalint.source import SourceFile, Span
+
+_LANGUAGE = tree_sitter.Language(tree_sitter_bash.language())
+
+# `<Specify path>` right after `=`, `/`, `:` or a blank, starting with a letter, on one line.
+# `<<EOF`, `< file`, `<(cmd)` and `<&3` do not match.
+_PLACEHOLDER = re.compile(r"(?<=[=/:\s])<[A-Za-z_][^<>\n]*>")
+_NOT_PLACEHOLDER_CONTEXT = {"string", "raw_string", "heredoc_body", "heredoc_content", "comment",
+                            "ansi_c_string", "string_content"}
+
+
+class InputError(Exception):
+    """A file that is not a readable shell script."""
+
+
+@dataclass
+class ParsedScript:
+    source: SourceFile
+    tree: tree_sitter.Tree
+    placeholders: list[Span] = field(default_factory=list)
+    ends_with_continuation: Span | None = None
+    parse_text: bytes = b""  # what tree-sitter parsed (offsets equal the file's)
+
+    @property
+    def root(self) -> tree_sitter.Node:
+        return self.tree.root_node
+
+    def span(self, node: tree_sitter.Node) -> Span:
+        return self.source.span_bytes(node.start_byte, node.end_byte)
+
+    def text(self, node: tree_sitter.Node) -> str:
+        return self.parse_text[node.start_byte:node.end_byte].decode("utf-8", "replace")
+
+
+def new_parser() -> tree_sitter.Parser:
+    return tree_sitter.Parser(_LANGUAGE)
+
+
+_PARSER = new_parser()
+
+
+def decode(path: str, data: bytes) -> str:
+    if b"\0" in data[:8192]:
+        raise InputError(f"{path}: binary file (contains NUL bytes), not a shell script")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise InputError(f"{path}:{line}: not valid UTF-8 (byte 0x{data[exc.start]:02x}); "
+                         "save the script as UTF-8") from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text
+
+
+def parse_text(path: str, text: str) -> ParsedScript:
+    source = SourceFile(path, text)
+    data = source.data
+    ends_cont = _trailing_continuation(source)
+    if ends_cont is not None:
+        data = data + b"\n\n"
+    tree = _PARSER.parse(data)
+    placeholders: list[Span] = []
+    if "<" in text:
+        found = _find_placeholders(tree, data)
+        if found:
+            buf = bytearray(data)
+            for start, end in found:
+                inner = bytes(buf[start + 1:end - 1]).replace(b"'", b"_")
+                buf[start:end] = b"'" + inner + b"'"
+                placeholders.append(source.span_bytes(start, end))
+            data = bytes(buf)
+            tree = _PARSER.parse(data)
+    return ParsedScript(source, tree, placeholders, ends_cont, data)
+
+
+def parse_file(path: str, data: bytes) -> ParsedScript:
+    return parse_text(path, decode(path, data))
+
+
+def _trailing_continuation(source: SourceFile) -> Span | None:
+    stripped = source.text.rstrip("\n")
+    if stripped.endswith("\\") and not stripped.endswith("\\\\"):
+        pos = len(stripped) - 1
+        return source.span(pos, pos + 1)
+    return None
+
+
+def _find_placeholders(tree: tree_sitter.Tree, data: bytes) -> list[tuple[int, int]]:
+    text = data.decode("utf-8", "replace")
+    if text.encode("utf-8") != data:  # pragma: no cover - decode() already guaranteed UTF-8
+        return []
+    found = []
+    for m in _PLACEHOLDER.finditer(text):
+        start = len(text[: m.start()].encode("utf-8"))
+        end = start + len(m.group(0).encode("utf-8"))
+        node = tree.root_node.descendant_for_byte_range(start, start + 1)
+        inside = False
+        while node is not None:
+            if node.type in _NOT_PLACEHOLDER_CONTEXT:
+                inside = True
+                break
+            node = node.parent
+        if not inside:
+            found.append((start, end))
+    return found
