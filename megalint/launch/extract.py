@@ -143,7 +143,7 @@ def _int_quantity(word: Word | None, how: str, default: int | None = None, *, no
         return Quantity(None, how, (word,), word.unknown)
     if node_count_like and word.assumed:
         return Quantity(None, how, (word,), Unknown(
-            f"{how} is {t} only by {word.assumed}; on a cluster the job's environment sets it", word.span))
+            f"{how} is {t} only through {word.assumed}: a multi-node job's environment sets it", word.span))
     m = re.fullmatch(r"\s*(\d+)\s*", t)
     if m:
         return Quantity(int(m.group(1)), how, (word,))
@@ -443,7 +443,8 @@ def _world(found: _Found, srun_words, headers):
         one = Quantity(1, "a single python process")
         return one, one, one
     if found.world is not None:
-        return found.nproc or Quantity(None, "launcher"), found.nnodes or Quantity(None, "launcher", (), Unknown("nodes")), found.world
+        nnodes = found.nnodes or _header_quantity(headers, "nodes") or Quantity(None, "launcher", (), Unknown("nodes"))
+        return found.nproc or Quantity(None, "launcher"), nnodes, found.world
     nproc = found.nproc or Quantity(None, "launcher", (), Unknown("processes per node"))
     nnodes = found.nnodes or Quantity(None, "launcher", (), Unknown("nodes"))
     if found.launcher in ("mpirun", "mpiexec") and nnodes.value is None:

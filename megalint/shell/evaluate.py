@@ -97,6 +97,9 @@ class Evaluator:
         self.script_path = ""
         self.script_dir = ""
         self._source_stack: list[str] = []
+        self.assign_offsets: dict[str, dict[str, int]] = {}
+        self.sourced_names: set[str] = set()
+        self.unknown_tokens: dict[str, Unknown] = {}
         self._finding_keys: set = set()
 
     # ------------------------------------------------------------------ entry points
@@ -499,6 +502,13 @@ class Evaluator:
             if shifts:
                 r.positional = None
             out.append(r)
+        if len(out) > 1:
+            # Branches inside a loop of unknown trip count are not paths of the script: the
+            # variables they set are unknown already; keep every command they run.
+            live = [r for r in out if not r.stopped] or out
+            merged = self.merge(live, span)
+            merged.cond = st.cond
+            return [merged]
         return out or [s]
 
     def s_function_definition(self, node, st, ctx):
@@ -727,7 +737,7 @@ class Evaluator:
 
     def do_shell_c(self, words, idx, script_word, assigns, node, st, ctx):
         wrapper = tuple(words[:idx])
-        if script_word.text is None:
+        if script_word.splat is not None:
             # The command string is not known: keep the outer command as it is.
             self.record(words, assigns, ctx.ps.span(node), st, ctx)
             return [st]
@@ -754,6 +764,20 @@ class Evaluator:
 
     def reparse(self, word: Word, ctx) -> ParsedScript | None:
         """Parse a command string as shell; positions map back when it is one literal run."""
+        if word.splat is not None:
+            return None
+        if word.text is None:
+            # Unknown parts become variables that hold their Unknown, so the command string
+            # can still be read: `--rdzv_endpoint $MASTER_ADDR:6000` stays one unknown word.
+            segs = []
+            for seg in word.segments:
+                if seg.text is None:
+                    name = f"__megalint_unknown_{len(self.unknown_tokens)}"
+                    self.unknown_tokens[name] = seg.unknown or Unknown("unknown value", seg.site)
+                    segs.append(Segment("${" + name + "}", seg.site))
+                else:
+                    segs.append(seg)
+            word = Word(tuple(segs))
         text = word.text
         segs = word.segments
         origin_span = None
@@ -769,22 +793,18 @@ class Evaluator:
                 ps = parse_text(origin_span.path, padded)
                 ps.source = src
                 return ps
-        # Built from several pieces: positions are those of the launch word itself.
+        # Built from several pieces: each character maps back to where it was written.
         anchor = word.span
-        if anchor is not None and anchor.path in self.sources:
-            src = self.sources[anchor.path]
-            blank = "".join(ch if ch == "\n" else " " for ch in src.text[:anchor.start])
-            padded = blank + text
-            ps = parse_text(anchor.path, padded)
-            ps.source = _ClampedSource(src, anchor)
+        if anchor is not None:
+            ps = parse_text(anchor.path, text)
+            ps.source = _MappedSource(text, segs, anchor, self.sources)
             return ps
         return parse_text(ctx.ps.source.path, text)
 
     def do_eval(self, args, node, st, ctx):
         if not args:
             return [st]
-        joined_known = all(a.text is not None for a in args)
-        if not joined_known:
+        if any(a.splat is not None for a in args) or all(a.text is None for a in args):
             self.record(args, {}, ctx.ps.span(node), st, ctx)
             return [st]
         if len(args) == 1:
@@ -832,13 +852,15 @@ class Evaluator:
         try:
             with open(real, "rb") as fh:
                 data = fh.read()
-            sub = parse_file(os.path.relpath(real) if not os.path.isabs(target) else real, data)
+            shown = os.path.relpath(real)
+            sub = parse_file(real if shown.startswith("..") else shown, data)
         except (OSError, InputError) as exc:
             self.notes.append(f"{span}: cannot read sourced file {target}: {exc}")
             self.mark_source_unknown(st, span, f"{target}, sourced at {span}, could not be read")
             return [st]
         self.sources[sub.source.path] = sub.source
         self.sourced.append(sub.source.path)
+        _assigned_names(sub.root, sub, self.sourced_names)
         self._source_stack.append(real)
         try:
             saved = st.positional
@@ -867,10 +889,10 @@ class Evaluator:
             return
         prev = node.prev_named_sibling
         span = ctx.ps.span(name_node)
-        line_before = span.start_line - 1
-        if line_before >= 1:
-            text_before = ctx.ps.source.line_text(line_before).rstrip()
-            if text_before.endswith("\\"):
+        row = name_node.start_point[0]
+        if row >= 1:
+            text_before = ctx.ps.parse_text.split(b"\n")[row - 1].rstrip()
+            if text_before.endswith(b"\\"):
                 return
         if prev is None:
             return
@@ -1242,8 +1264,13 @@ class Evaluator:
         ps = ctx.ps
         raw = ps.text(node)
         if escapes is None or "\\" not in raw:
-            return [("seg", Segment(raw, ps.span(node)), False, eid)]
+            a = ps.source.char_offset(node.start_byte)
+            return [("seg", self.lit(raw, ps, a, a + len(raw)), False, eid)]
         return self.escaped_runs(raw, ps.source.char_offset(node.start_byte), ps, eid, escapes)
+
+    def lit(self, text: str, ps, a: int, b: int) -> Segment:
+        origin = ps.source.origin(a, b) if hasattr(ps.source, "origin") else ()
+        return Segment(text, ps.source.span(a, b), origin)
 
     def escaped_runs(self, raw: str, start_char: int, ps, eid, escapes) -> list:
         out = []
@@ -1254,7 +1281,7 @@ class Evaluator:
 
         def emit_run(end):
             if end > run_start:
-                out.append(("seg", Segment(raw[run_start:end], ps.source.span(start_char + run_start, start_char + end)), False, eid))
+                out.append(("seg", self.lit(raw[run_start:end], ps, start_char + run_start, start_char + end), False, eid))
 
         while i < n:
             ch = raw[i]
@@ -1286,8 +1313,9 @@ class Evaluator:
                 continue
             if not c.is_named:
                 continue
-            if c.start_byte > pos:
-                out.extend(self.dq_literal(data, pos, c.start_byte, ps, eid))
+            cstart = _eff_start(c, data)
+            if cstart > pos:
+                out.extend(self.dq_literal(data, pos, cstart, ps, eid))
             out.extend(self.pieces(c, st, ctx, True, eid))
             pos = c.end_byte
         if end > pos:
@@ -1300,7 +1328,7 @@ class Evaluator:
         raw = data[a:b].decode("utf-8", "replace")
         start_char = ps.source.char_offset(a)
         if "\\" not in raw:
-            return [("seg", Segment(raw, ps.source.span(start_char, start_char + len(raw))), False, eid)]
+            return [("seg", self.lit(raw, ps, start_char, start_char + len(raw)), False, eid)]
         self.check_stray_backslash(raw, start_char, ps)
         return self.escaped_runs(raw, start_char, ps, eid, "dq")
 
@@ -1335,7 +1363,11 @@ class Evaluator:
             if i - 1 < len(st.positional):
                 return st.positional[i - 1], None, True
             return (), None, False
+        if name.startswith("__megalint_unknown_") and name in self.unknown_tokens:
+            return None, self.unknown_tokens[name], True
         var = st.vars.get(name)
+        if var is None and self.is_internal(name, ctx, span):
+            return (), None, False
         if var is None:
             unsourced = st.vars.get("__megalint_unsourced__")
             if unsourced is not None:
@@ -1348,10 +1380,27 @@ class Evaluator:
             return (vals[0] if vals else ()), None, True
         return (var.scalar or ()), None, True
 
+    def is_internal(self, name: str, ctx, span: Span | None) -> bool:
+        """A variable the script sets itself (earlier in the file, on another path, or in a file
+        it sourced) is empty when unset here, as bash says; only the others are inputs."""
+        if name in self.sourced_names:
+            return True
+        path = ctx.ps.source.path
+        table = self.assign_offsets.get(path)
+        if table is None:
+            table = {}
+            _first_assignments(ctx.ps, table)
+            self.assign_offsets[path] = table
+        first = table.get(name)
+        return first is not None and span is not None and span.path == path and first < span.start
+
+    def nspan(self, node, ctx) -> Span:
+        return ctx.ps.source.span_bytes(_eff_start(node, ctx.ps.parse_text), node.end_byte)
+
     def simple_expansion(self, node, st, ctx, quoted, eid):
         ps = ctx.ps
-        span = ps.span(node)
-        name = ps.text(node)[1:]
+        span = self.nspan(node, ctx)
+        name = ps.text(node).lstrip()[1:]
         my_eid = eid or ("e", span, False)
         if name in ("@", "*"):
             return self.positional_all(name, st, span, quoted, eid)
@@ -1381,7 +1430,7 @@ class Evaluator:
 
     def brace_expansion(self, node, st, ctx, quoted, eid):
         ps = ctx.ps
-        span = ps.span(node)
+        span = self.nspan(node, ctx)
         children = list(node.children)
         inner = [c for c in children if c.type not in ("${", "}")]
         if not inner:
@@ -1520,8 +1569,8 @@ class Evaluator:
             if base == "?":
                 return [("seg", Segment(None, span, (), unknown or Unknown(f"${name} is required by the script", span)), False, eid)]
             assumed = None
-            if not is_set:
-                assumed = f"the default in `{ps.text(node)}`; the environment may set {name}"
+            if not is_set and unknown is not None:
+                assumed = f"the default in `{ps.text(node).strip()}` (the environment may set {name})"
             result = []
             for p in operand_pieces:
                 if p[0] == "seg" and assumed:
@@ -1610,8 +1659,8 @@ class Evaluator:
 
     def arith_expansion(self, node, st, ctx, quoted, eid):
         ps = ctx.ps
-        span = ps.span(node)
-        raw = ps.text(node)
+        span = self.nspan(node, ctx)
+        raw = ps.text(node).lstrip()
         inner = raw[3:-2] if raw.startswith("$((") else raw[2:-1]
         origins: list[Span] = []
         assumed: list[str] = []
@@ -1692,8 +1741,8 @@ class Evaluator:
 
     def command_substitution(self, node, st, ctx, quoted, eid):
         ps = ctx.ps
-        span = ps.span(node)
-        raw = ps.text(node)
+        span = self.nspan(node, ctx)
+        raw = ps.text(node).lstrip()
         inner = raw[2:-1] if raw.startswith("$(") else raw[1:-1]
         inner_s = inner.strip()
         my_eid = eid or ("e", span, False)
@@ -1749,26 +1798,82 @@ class Evaluator:
         return None
 
 
-class _ClampedSource:
-    """A source view for text assembled from several places: every span points at the anchor."""
+class _MappedSource:
+    """The text of a command string assembled from several places (`eval "$LAUNCHER $CMD"`):
+    offsets are those of the assembled text, spans point back to where each part was written."""
 
-    def __init__(self, src, anchor: Span):
-        self._src = src
+    def __init__(self, text: str, segs, anchor: Span, sources: dict):
+        from megalint.source import SourceFile
+
+        self._own = SourceFile(anchor.path, text)
+        self.path = anchor.path
+        self.text = text
+        self.data = self._own.data
         self.anchor = anchor
-        self.path = src.path
-        self.text = src.text
+        self._pieces = []  # (start, end, site, exact)
+        pos = 0
+        for seg in segs:
+            n = len(seg.text or "")
+            # A value expanded inside the string was re-sited to its `$X`; where its characters
+            # were written is the first link of its origin.
+            site, exact, rest = (seg.origin[0] if seg.origin else seg.site), False, seg.origin[1:]
+            for k, cand in enumerate((seg.site,) + tuple(seg.origin[:1])):
+                if cand is not None and cand.end - cand.start == n and cand.path in sources \
+                        and sources[cand.path].text[cand.start:cand.end] == seg.text:
+                    site, exact, rest = cand, True, seg.origin[k:] if k else seg.origin
+                    break
+            self._pieces.append((pos, pos + n, site, exact, tuple(rest)))
+            pos += n
+        self._sources = sources
 
-    def __getattr__(self, item):
-        return getattr(self._src, item)
+    def char_offset(self, byte_offset: int) -> int:
+        return self._own.char_offset(byte_offset)
 
-    def span_bytes(self, a, b):
-        return self.anchor
+    def position(self, char_offset: int):
+        return self._own.position(char_offset)
 
-    def span(self, a, b):
-        return self.anchor
+    def line_text(self, line: int) -> str:
+        return self._own.line_text(line)
+
+    def _at(self, offset: int, end: bool):
+        for start, stop, site, exact, _ in self._pieces:
+            if start <= offset < stop or (end and start < offset <= stop):
+                return start, site, exact
+        return None, None, False
+
+    def origin(self, a: int, b: int) -> tuple:
+        """Where the characters [a, b) came from before they were written where `span` says."""
+        for start, stop, site, exact, rest in self._pieces:
+            if start <= a < stop:
+                return rest if b <= stop else ()
+        return ()
+
+    def span(self, a: int, b: int) -> Span:
+        s0, site_a, exact_a = self._at(a, False)
+        s1, site_b, exact_b = self._at(b, True)
+        if site_a is None or site_b is None:
+            return site_a or site_b or self.anchor
+        src_a = self._sources.get(site_a.path)
+        start = site_a.start + (a - s0) if exact_a else site_a.start
+        end = site_b.start + (b - s1) if exact_b else site_b.end
+        if site_a.path == site_b.path and src_a is not None and start <= end:
+            return src_a.span(start, end)
+        return site_a
+
+    def span_bytes(self, a: int, b: int) -> Span:
+        return self.span(self.char_offset(a), self.char_offset(b))
 
 
 # ---------------------------------------------------------------------- small pure helpers
+def _eff_start(node, data: bytes) -> int:
+    """tree-sitter-bash lets an expansion that follows another inside "…" start with the blank
+    between them (`"$A $B"`): the blank is literal text, not part of `$B`."""
+    pos = node.start_byte
+    while pos < node.end_byte and data[pos:pos + 1] in (b" ", b"\t", b"\n"):
+        pos += 1
+    return pos
+
+
 def _text(segs) -> str | None:
     if segs is None:
         return None
@@ -1997,6 +2102,29 @@ def _assigned_names(node, ps, acc: set):
                     m = re.match(r"([A-Za-z_][A-Za-z0-9_]*)", w)
                     if m and not w.startswith("-"):
                         acc.add(m.group(1))
+        stack.extend(n.children)
+
+
+def _first_assignments(ps, table: dict):
+    stack = [ps.root]
+    while stack:
+        n = stack.pop()
+        if n.type == "variable_assignment":
+            nm = n.child_by_field_name("name")
+            if nm is not None:
+                if nm.type == "subscript":
+                    nm = nm.child_by_field_name("name") or nm
+                name = ps.text(nm)
+                off = ps.source.char_offset(n.start_byte)
+                if name not in table or off < table[name]:
+                    table[name] = off
+        elif n.type == "for_statement":
+            v = n.child_by_field_name("variable")
+            if v is not None:
+                name = ps.text(v)
+                off = ps.source.char_offset(n.start_byte)
+                if name not in table or off < table[name]:
+                    table[name] = off
         stack.extend(n.children)
 
 
