@@ -2115,7 +2115,7 @@ def _first_assignments(ps, table: dict):
                 if nm.type == "subscript":
                     nm = nm.child_by_field_name("name") or nm
                 name = ps.text(nm)
-                off = ps.source.char_offset(n.start_byte)
+                off = ps.source.char_offset(n.end_byte)  # `X=${X:-1}` reads X before setting it
                 if name not in table or off < table[name]:
                     table[name] = off
         elif n.type == "for_statement":
