@@ -39,6 +39,31 @@ class RenderOptions:
     github_always_summary: bool = False
 
 
+def color_enabled(mode: str = "auto", isatty: bool = False,
+                  environ: Mapping[str, str] | None = None) -> bool:
+    """Whether human output gets ANSI colour.
+
+    `--color always|never` decides outright. For `auto`: NO_COLOR (non-empty) turns colour
+    off, then FORCE_COLOR or CLICOLOR_FORCE (non-empty, not "0") turns it on, then a TTY
+    whose TERM is not "dumb" decides.
+    """
+    if mode == "always":
+        return True
+    if mode == "never":
+        return False
+    if mode != "auto":
+        raise ValueError(f"--color must be auto, always or never, not {mode!r}")
+    env = os.environ if environ is None else environ
+    if env.get("NO_COLOR", ""):
+        return False
+    for var in ("FORCE_COLOR", "CLICOLOR_FORCE"):
+        if env.get(var, "") not in ("", "0"):
+            return True
+    if env.get("CLICOLOR", None) == "0":
+        return False
+    return isatty and env.get("TERM", "") != "dumb"
+
+
 def sort_diagnostics(diagnostics: Sequence[Diagnostic]) -> list[Diagnostic]:
     return sorted(diagnostics, key=lambda d: (d.span.path, d.span.start_line, d.span.start_col,
                                               d.code, d.span.end_line, d.span.end_col, d.message))

@@ -26,6 +26,7 @@ source line is behind a gutter, so a CI log never sees a script line at column 0
 
 from __future__ import annotations
 
+import re
 import textwrap
 from dataclasses import dataclass
 from functools import lru_cache
@@ -76,7 +77,8 @@ class Out:
         self.lines: list[list[tuple[str, str | None]]] = []
 
     def line(self, *runs: tuple[str, str | None]) -> None:
-        self.lines.append([r for r in runs if r[0]])
+        # Messages can quote a script's text: no control character reaches the terminal.
+        self.lines.append([(_visible(t), st) for t, st in runs if t])
 
     def text(self) -> str:
         out = []
@@ -103,6 +105,13 @@ def _show_char(ch: str) -> str:
     if 0x80 <= o < 0xA0:
         return "\ufffd"
     return ch
+
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def _visible(text: str) -> str:
+    return _CONTROL.sub(lambda m: _show_char(m.group()), text) if _CONTROL.search(text) else text
 
 
 @dataclass

@@ -289,3 +289,17 @@ def test_junit_is_valid_xml_even_with_hostile_text():
     assert 'quote " amp & lt <' in failure.get("message") and "\\u0001" in failure.get("message")
     assert suites[1].find("testcase/failure") is None
     assert root.get("failures") == "1" and root.get("tests") == "2"
+
+
+def test_color_decision():
+    from megalint.output.common import color_enabled
+    assert color_enabled("always", False, {"NO_COLOR": "1"})
+    assert not color_enabled("never", True, {"FORCE_COLOR": "1"})
+    assert not color_enabled("auto", True, {"NO_COLOR": "1", "FORCE_COLOR": "1"})
+    assert color_enabled("auto", True, {"NO_COLOR": "", "TERM": "xterm"})
+    assert color_enabled("auto", False, {"FORCE_COLOR": "1"})
+    assert not color_enabled("auto", False, {"FORCE_COLOR": "0"})
+    assert not color_enabled("auto", True, {"TERM": "dumb"})
+    assert not color_enabled("auto", True, {"CLICOLOR": "0", "TERM": "xterm"})
+    with pytest.raises(ValueError):
+        color_enabled("sometimes", True, {})
