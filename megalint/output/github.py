@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from megalint.diagnostics import Diagnostic, Severity
 from megalint.output.common import (
@@ -79,13 +79,14 @@ def _md_cell(s: str) -> str:
 
 
 def step_summary(diagnostics: Sequence[Diagnostic], rules: Mapping[str, RuleMeta],
-                 root: str | None = None, annotated: int | None = None, tool: str = "megalint") -> str:
+                 root: str | None = None, annotated: int | None = None, tool: str = "megalint",
+                 max_per_type: int = 10) -> str:
     ordered = _severity_order(diagnostics)
     counts = Counter(d.severity for d in ordered)
     lines = [f"## {tool}: {len(ordered)} finding{'s' if len(ordered) != 1 else ''}", ""]
     lines.append(", ".join(plural(counts[s], s.value) for s in Severity if counts[s]) or "no findings")
     if annotated is not None and annotated < len(ordered):
-        lines += ["", f"GitHub shows at most 10 annotations of each type per step; "
+        lines += ["", f"GitHub shows at most {plural(max_per_type, 'annotation')} of each type per step; "
                       f"{len(ordered) - annotated} of these findings are listed here only."]
     lines += ["", "| Severity | Code | Location | Message |", "|---|---|---|---|"]
     for d in ordered:
@@ -141,7 +142,8 @@ def render_github(diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str
                          f"{d.severity.value} {d.code} {message}")
     summary = None
     if overflow or (opts.github_always_summary and ordered):
-        summary = step_summary(ordered, rules, opts.root, annotated, opts.tool_name)
+        summary = step_summary(ordered, rules, opts.root, annotated, opts.tool_name,
+                               opts.github_max_per_type)
     text = "".join(line + "\n" for line in lines)
     return GithubOutput(text, summary, annotated, len(overflow))
 
@@ -153,3 +155,13 @@ def render(diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleM
     if result.summary is not None and opts.step_summary is not None:
         opts.step_summary(result.summary)
     return result.text
+
+
+def summary_writer(path: str) -> Callable[[str], None]:
+    """A `RenderOptions.step_summary` that appends to the file named by $GITHUB_STEP_SUMMARY."""
+
+    def write(markdown: str) -> None:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(markdown)
+
+    return write

@@ -303,3 +303,14 @@ def test_color_decision():
     assert not color_enabled("auto", True, {"CLICOLOR": "0", "TERM": "xterm"})
     with pytest.raises(ValueError):
         color_enabled("sometimes", True, {})
+
+
+def test_summary_writer_appends(tmp_path, example):
+    diags, sources, rules = example
+    target = tmp_path / "summary.md"
+    target.write_text("previous step\n")
+    opts = RenderOptions(github_max_per_type=1, step_summary=github.summary_writer(str(target)))
+    FORMATS["github"](diags, sources, rules, opts)
+    text = target.read_text()
+    assert text.startswith("previous step\n## megalint: 6 findings")
+    assert "at most 1 annotation of each type" in text
