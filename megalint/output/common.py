@@ -134,8 +134,11 @@ _WS = re.compile(r"\s+")
 
 def _normalised_line(d: Diagnostic, sources: Mapping[str, SourceFile]) -> str:
     sf = sources.get(d.span.path)
-    if sf is not None and 1 <= d.span.start_line <= len(sf.lines):
-        return _WS.sub(" ", sf.line_text(d.span.start_line)).strip()
+    if sf is not None and d.span.start_line >= 1:
+        try:
+            return _WS.sub(" ", sf.line_text(d.span.start_line)).strip()
+        except IndexError:
+            pass
     return _WS.sub(" ", d.message).strip()
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 import textwrap
+import weakref
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Mapping, Sequence
@@ -37,7 +38,7 @@ from rich.color import ColorSystem
 from rich.style import Style
 
 from megalint.diagnostics import Applicability, Diagnostic, Severity
-from megalint.fix import apply_edits, line_starts
+from megalint.fix import line_starts, resolve_edits, splice
 from megalint.output.common import (
     RenderOptions, doc_url, fixable, sort_diagnostics, summary_line)
 from megalint.output.meta import RuleMeta
@@ -179,8 +180,18 @@ def _first_non_space(line: str) -> int:
     return len(line) - len(stripped) + 1
 
 
+_STARTS: "weakref.WeakKeyDictionary[SourceFile, list[int]]" = weakref.WeakKeyDictionary()
+
+
+def _starts(sf: SourceFile) -> list[int]:
+    got = _STARTS.get(sf)
+    if got is None:
+        got = _STARTS[sf] = line_starts(sf.text)
+    return got
+
+
 def _real_line_count(sf: SourceFile) -> int:
-    n = sf.text.count("\n") + 1
+    n = len(_starts(sf))
     if sf.text.endswith("\n"):
         n -= 1
     return max(n, 1)
@@ -325,20 +336,18 @@ def _fix_blocks(d: Diagnostic, sources: Mapping[str, SourceFile]):
         sf = sources.get(path)
         if sf is None:
             continue
+        starts = _starts(sf)
         try:
-            new_text = apply_edits(sf.text, edits)
+            resolved = resolve_edits(sf.text, edits, starts)
         except ValueError:
             continue
-        starts = line_starts(sf.text)
-        first = min(e.span.start_line for e in edits)
-        last = max(e.span.end_line for e in edits)
-        first = min(max(first, 1), len(starts))
-        last = min(max(last, first), len(starts))
+        first = sf.position(resolved[0][0])[0]
+        last = sf.position(resolved[-1][1])[0]
         a = starts[first - 1]
         b = starts[last] - 1 if last < len(starts) else len(sf.text)  # at the newline
-        suffix_len = len(sf.text) - b
+        b = max(b, resolved[-1][1])
         old_block = sf.text[a:b]
-        new_block = new_text[a:len(new_text) - suffix_len]
+        new_block = splice(old_block, [(x - a, y - a, c) for x, y, c in resolved])
         old_lines = old_block.split("\n")
         new_lines = new_block.split("\n")
         # Drop the unchanged lines an edit's range merely touches.

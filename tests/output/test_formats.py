@@ -7,7 +7,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from conftest import build_example, find
+from output_example import build_example, find
 
 from megalint.diagnostics import Applicability, Diagnostic, Edit, Fix, Label, Severity
 from megalint.output import (

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import check_golden
+from output_example import check_golden
 
 from megalint.output import FORMATS, RenderOptions
 
