@@ -1,0 +1,33 @@
+"""`concise`: one line per finding, `file:line:col: CODE [*] message`."""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+from megalint.diagnostics import Diagnostic
+from megalint.output.common import RenderOptions, fixable, sort_diagnostics, summary_line
+from megalint.output.full import Out
+from megalint.output.meta import RuleMeta
+
+
+def one_line(d: Diagnostic, unsafe: bool) -> str:
+    mark = " [*]" if fixable(d, unsafe) else ""
+    message = d.message.replace("\r", " ").replace("\n", " ")
+    return f"{d.span.path}:{d.span.start_line}:{d.span.start_col}: {d.code}{mark} {message}"
+
+
+def render(diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleMeta],
+           options: RenderOptions | None = None) -> str:
+    opts = options or RenderOptions()
+    out = Out(opts.color)
+    for d in sort_diagnostics(diagnostics):
+        s = d.span
+        mark = " [*]" if fixable(d, opts.unsafe_fixes) else ""
+        message = d.message.replace("\r", " ").replace("\n", " ")
+        out.line((f"{s.path}:{s.start_line}:{s.start_col}:", "path"), (" ", None),
+                 (d.code, d.severity.value), (mark, "help"), (" " + message, None))
+    if opts.summary:
+        for line in summary_line(diagnostics, opts.unsafe_fixes).split("\n"):
+            out.line((line, None))
+    text = out.text()
+    return text + "\n" if text else ""

@@ -1,0 +1,39 @@
+"""`grouped`: findings under a header per file, positions aligned."""
+
+from __future__ import annotations
+
+from itertools import groupby
+from typing import Mapping, Sequence
+
+from megalint.diagnostics import Diagnostic
+from megalint.output.common import RenderOptions, fixable, sort_diagnostics, summary_line
+from megalint.output.full import Out
+from megalint.output.meta import RuleMeta
+
+
+def render(diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleMeta],
+           options: RenderOptions | None = None) -> str:
+    opts = options or RenderOptions()
+    out = Out(opts.color)
+    ordered = sort_diagnostics(diagnostics)
+    for i, (path, group) in enumerate(groupby(ordered, key=lambda d: d.span.path)):
+        group = list(group)
+        if i:
+            out.line(("", None))
+        out.line((f"{path}:", "path"))
+        width = max(len(f"{d.span.start_line}:{d.span.start_col}") for d in group)
+        code_width = max(len(d.code) for d in group)
+        for d in group:
+            pos = f"{d.span.start_line}:{d.span.start_col}"
+            mark = "[*]" if fixable(d, opts.unsafe_fixes) else "   "
+            message = d.message.replace("\r", " ").replace("\n", " ")
+            out.line(("  " + pos.ljust(width), "dim"), ("  ", None),
+                     (d.code.ljust(code_width), d.severity.value), (" " + mark, "help"),
+                     (" " + message, None))
+    if opts.summary:
+        if ordered:
+            out.line(("", None))
+        for line in summary_line(diagnostics, opts.unsafe_fixes).split("\n"):
+            out.line((line, None))
+    text = out.text()
+    return text + "\n" if text else ""

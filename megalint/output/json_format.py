@@ -1,0 +1,35 @@
+"""`json` (one array) and `json-lines` (one object per line).
+
+Fields follow Ruff's JSON output where they mean the same thing: code, name, severity,
+message, filename, location{row,column}, end_location, fix{message, applicability,
+edits[{content, location, end_location}]}, url; megalint adds labels, help and condition.
+Rows and columns are 1-based, columns in code points, end exclusive.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Mapping, Sequence
+
+from megalint.diagnostics import Diagnostic
+from megalint.output.common import RenderOptions, doc_url, sort_diagnostics
+from megalint.output.meta import RuleMeta
+
+
+def to_object(d: Diagnostic, rules: Mapping[str, RuleMeta]) -> dict:
+    obj = d.to_json()
+    obj["url"] = doc_url(d, rules)
+    obj["condition"] = d.condition
+    return obj
+
+
+def render(diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleMeta],
+           options: RenderOptions | None = None) -> str:
+    objs = [to_object(d, rules) for d in sort_diagnostics(diagnostics)]
+    return json.dumps(objs, indent=2, ensure_ascii=False) + "\n"
+
+
+def render_lines(diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleMeta],
+                 options: RenderOptions | None = None) -> str:
+    return "".join(json.dumps(to_object(d, rules), ensure_ascii=False, separators=(",", ":")) + "\n"
+                   for d in sort_diagnostics(diagnostics))

@@ -1,0 +1,7 @@
+import pytest
+from output_example import build_example
+
+
+@pytest.fixture
+def example():
+    return build_example()
