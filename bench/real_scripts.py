@@ -95,6 +95,10 @@ def main() -> int:
     reasons = collections.Counter()
     examples = collections.defaultdict(list)
     times = []
+    # A flag written in a sourced config counts as resolved when a launch of any file that
+    # sources it resolves it, so the bookkeeping is global: (file, line, flag) -> verdict.
+    seen: dict = {}
+    written = []
     for p in files:
         t0 = time.perf_counter()
         try:
@@ -110,38 +114,35 @@ def main() -> int:
         if launches:
             with_launch += 1
         text = open(p, encoding="utf-8", errors="replace").read()
-        written = []
         for lineno, line in enumerate(text.split("\n"), 1):
             if line.lstrip().startswith("#"):
                 continue
             for m in FLAG_RE.finditer(line):
-                written.append((m.group(1), lineno))
-        # The value of each written flag on every path where a launch uses it.
-        seen: dict = {}
+                written.append((os.path.realpath(p), lineno, m.group(1)))
         for launch in launches:
             for f, v in pair_flags(launch.argv):
                 if f.text not in PARALLEL_FLAGS or f.span is None:
                     continue
-                key = (f.text, f.span.path, f.span.start_line)
+                key = (os.path.realpath(f.span.path), f.span.start_line, f.text)
                 known = v is not None and v.text is not None
                 reason = None if known else (v.unknown.reason if v is not None and v.unknown else "no value")
                 prev = seen.get(key)
                 if prev is None or (prev[0] and not known):
                     seen[key] = (known, reason)
-        for flag, lineno in written:
-            total_flags += 1
-            got = seen.get((flag, p, lineno)) or next(
-                (val for k, val in seen.items() if k[0] == flag and k[2] == lineno), None)
-            if got is None:
-                cat = "not in a launch megalint recognised"
-                reasons[cat] += 1
-                examples[cat].append(f"{p}:{lineno}")
-            elif got[0]:
-                resolved += 1
-            else:
-                cat = categorise(got[1])
-                reasons[cat] += 1
-                examples[cat].append(f"{p}:{lineno} ({got[1][:80]})")
+    for key in written:
+        total_flags += 1
+        got = seen.get(key)
+        where = f"{key[0]}:{key[1]}"
+        if got is None:
+            cat = "not in a launch megalint recognised"
+            reasons[cat] += 1
+            examples[cat].append(where)
+        elif got[0]:
+            resolved += 1
+        else:
+            cat = categorise(got[1])
+            reasons[cat] += 1
+            examples[cat].append(f"{where} ({got[1][:80]})")
     n = len(files)
     print(f"files selected: {n}")
     print(f"crashes: {len(crashes)}")

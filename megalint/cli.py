@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from megalint import __version__
@@ -79,6 +80,12 @@ def main(argv: list[str] | None = None) -> int:
         return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `megalint … | head`
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return EXIT_CLEAN
     except Exception as exc:  # noqa: BLE001 - the one place a user must never see a traceback
         where = getattr(exc, "megalint_file", None)
         print(f"megalint: internal error{f' while checking {where}' if where else ''}: "

@@ -202,6 +202,13 @@ def _strip_wrappers(words: list[Word], i: int) -> int:
             while i < len(words) and (_t(words[i]) or "").startswith("-"):
                 i += 1
             i += 1
+        elif t in ("uv", "poetry", "pipenv", "pixi") and i + 1 < len(words) and _t(words[i + 1]) == "run":
+            i += 2
+            while i < len(words) and (_t(words[i]) or "").startswith("-"):
+                i += 1
+        elif t == "conda" and i + 1 < len(words) and _t(words[i + 1]) == "run":
+            i += 2
+            opts, i, _ = _options(words, i, {"-n", "--name", "-p", "--prefix"})
         elif t in ("numactl", "taskset", "stdbuf", "nice"):
             i += 1
             while i < len(words) and (_t(words[i]) or "").startswith("-"):
@@ -464,7 +471,7 @@ def extract_launches(facts: ScriptFacts) -> list[Launch]:
             if id(rec) in seen_records:
                 continue
             seen_records.add(id(rec))
-            launch = find_launch(rec, facts.headers)
+            launch = find_launch(rec, list(rec.headers) or facts.headers)
             if launch is None:
                 continue
             key = (launch.span, tuple(w.partial_text for w in launch.command),

@@ -37,6 +37,7 @@ _NOT_LAUNCH = frozenset(
     "pwd realpath readlink shift return exit test [ [[ unset read getopts".split()
 )
 _DECLS = frozenset({"export", "declare", "typeset", "local", "readonly"})
+_HEREDOC_SHELLS = frozenset({"sbatch", "bash", "sh", "srun", "salloc"})
 
 
 @dataclass
@@ -100,6 +101,7 @@ class Evaluator:
         self.assign_offsets: dict[str, dict[str, int]] = {}
         self.sourced_names: set[str] = set()
         self.unknown_tokens: dict[str, Unknown] = {}
+        self.headers_stack: tuple = ()  # `#SBATCH` lines of an `sbatch <<EOF` script being read
         self._finding_keys: set = set()
 
     # ------------------------------------------------------------------ entry points
@@ -215,7 +217,72 @@ class Evaluator:
         body = node.child_by_field_name("body")
         if body is None:
             return [st]
+        heredoc = next((c for c in node.children if c.type == "heredoc_redirect"), None)
+        if heredoc is not None and body.type == "command":
+            name = self._plain(body.child_by_field_name("name"))
+            if name in _HEREDOC_SHELLS:
+                return self.heredoc_script(body, heredoc, st, ctx)
         return self.stmt(body, [st], ctx)
+
+    def heredoc_script(self, command, heredoc, st, ctx):
+        """`sbatch <<EOF … EOF` (or bash/srun): the here-document is a script of its own, with
+        its own `#SBATCH` headers; an unquoted delimiter expands it when it is written."""
+        ps = ctx.ps
+        words = []
+        for i, c in enumerate(command.children):
+            if command.field_name_for_child(i) in ("name", "argument") and c.type not in ("file_redirect", "heredoc_redirect"):
+                words.extend(self.expand_word(c, st, ctx))
+        body = next((c for c in heredoc.children if c.type == "heredoc_body"), None)
+        start = next((c for c in heredoc.children if c.type == "heredoc_start"), None)
+        if body is None:
+            return [st]
+        quoted = start is not None and any(q in ps.text(start) for q in ("'", '"', "\\"))
+        if quoted:
+            a = ps.source.char_offset(body.start_byte)
+            text = ps.text(body)
+            segs = (self.lit(text, ps, a, a + len(text)),)
+        else:
+            pieces = []
+            pos = body.start_byte
+            data = ps.parse_text
+            for c in body.children:
+                if c.type == "heredoc_content" or not c.is_named:
+                    continue
+                cstart = _eff_start(c, data)
+                if cstart > pos:
+                    pieces.extend(self.dq_literal(data, pos, cstart, ps, None, heredoc=True))
+                pieces.extend(self.pieces(c, st, ctx, True, None))
+                pos = c.end_byte
+            if body.end_byte > pos:
+                pieces.extend(self.dq_literal(data, pos, body.end_byte, ps, None, heredoc=True))
+            segs = tuple(p[1] for p in pieces if p[0] == "seg")
+        word = Word(segs)
+        sub = self.reparse(word, ctx)
+        if sub is None:
+            return [st]
+        from megalint.shell.headers import implied_environment, read_headers
+
+        headers = tuple(read_headers(sub.source)) if self._plain(command.child_by_field_name("name")) == "sbatch" else ()
+        child = st.fork()
+        if self._plain(command.child_by_field_name("name")) != "sbatch":
+            child.vars = {k: v for k, v in child.vars.items() if v.exported}
+        for name, (text, span) in implied_environment(list(headers)).items():
+            child.vars[name] = Var(scalar=(Segment(text, span),), exported=True, site=span)
+        child.positional = []
+        wrappers = ctx.wrappers + ((tuple(words),) if words else ())
+        saved = self.headers_stack
+        self.headers_stack = headers or saved
+        try:
+            results = self.block(sub.root.children, [child], _Ctx(sub, wrappers, ctx.depth + 1))
+        finally:
+            self.headers_stack = saved
+        out = []
+        for r in results:
+            keep = st.fork()
+            keep.cond = r.cond
+            keep.commands = r.commands
+            out.append(keep)
+        return out or [st]
 
     def s_negated_command(self, node, st, ctx):
         return self.block(node.named_children, [st], ctx)
@@ -677,7 +744,8 @@ class Evaluator:
         for name, var in st.vars.items():
             if var.exported:
                 env[name] = self.var_word(var, name)
-        st.commands.append(CommandRecord(tuple(words), assigns, env, span, st.cond, ctx.wrappers, st.in_loop))
+        st.commands.append(CommandRecord(tuple(words), assigns, env, span, st.cond, ctx.wrappers, st.in_loop,
+                                         self.headers_stack))
 
     def var_word(self, var: Var, name: str) -> Word:
         if var.unknown is not None:
@@ -1265,12 +1333,21 @@ class Evaluator:
         raw = ps.text(node)
         if escapes is None or "\\" not in raw:
             a = ps.source.char_offset(node.start_byte)
-            return [("seg", self.lit(raw, ps, a, a + len(raw)), False, eid)]
+            return self.lits(raw, ps, a, a + len(raw), eid)
         return self.escaped_runs(raw, ps.source.char_offset(node.start_byte), ps, eid, escapes)
 
     def lit(self, text: str, ps, a: int, b: int) -> Segment:
         origin = ps.source.origin(a, b) if hasattr(ps.source, "origin") else ()
         return Segment(text, ps.source.span(a, b), origin)
+
+    def lits(self, text: str, ps, a: int, b: int, eid) -> list:
+        """Literal text as pieces; in a re-parsed string, one piece per place it came from."""
+        if not hasattr(ps.source, "cuts") or len(text) != b - a:
+            return [("seg", self.lit(text, ps, a, b), False, eid)]
+        out = []
+        for x, y in ps.source.cuts(a, b):
+            out.append(("seg", self.lit(text[x - a:y - a], ps, x, y), False, eid))
+        return out
 
     def escaped_runs(self, raw: str, start_char: int, ps, eid, escapes) -> list:
         out = []
@@ -1281,14 +1358,14 @@ class Evaluator:
 
         def emit_run(end):
             if end > run_start:
-                out.append(("seg", self.lit(raw[run_start:end], ps, start_char + run_start, start_char + end), False, eid))
+                out.extend(self.lits(raw[run_start:end], ps, start_char + run_start, start_char + end, eid))
 
         while i < n:
             ch = raw[i]
             if ch == "\\" and i + 1 < n:
                 nxt = raw[i + 1]
-                if escapes == "dq" or escapes == "dq-word":
-                    if nxt not in '$`"\\\n':
+                if escapes in ("dq", "dq-word", "heredoc"):
+                    if nxt not in ('$`\\\n' if escapes == "heredoc" else '$`"\\\n'):
                         i += 2
                         continue
                 emit_run(i)
@@ -1324,13 +1401,14 @@ class Evaluator:
             return [("quoted-empty",)]
         return out
 
-    def dq_literal(self, data, a, b, ps, eid) -> list:
+    def dq_literal(self, data, a, b, ps, eid, heredoc=False) -> list:
         raw = data[a:b].decode("utf-8", "replace")
         start_char = ps.source.char_offset(a)
         if "\\" not in raw:
-            return [("seg", self.lit(raw, ps, start_char, start_char + len(raw)), False, eid)]
-        self.check_stray_backslash(raw, start_char, ps)
-        return self.escaped_runs(raw, start_char, ps, eid, "dq")
+            return self.lits(raw, ps, start_char, start_char + len(raw), eid)
+        if not heredoc:
+            self.check_stray_backslash(raw, start_char, ps)
+        return self.escaped_runs(raw, start_char, ps, eid, "heredoc" if heredoc else "dq")
 
     def check_stray_backslash(self, raw, start_char, ps):
         # Inside "…", `\` then blanks then a newline is not a continuation: a lone `\` word
@@ -1840,6 +1918,15 @@ class _MappedSource:
             if start <= offset < stop or (end and start < offset <= stop):
                 return start, site, exact
         return None, None, False
+
+    def cuts(self, a: int, b: int) -> list:
+        """[a, b) cut where the characters come from different places."""
+        out = []
+        for start, stop, _site, _exact, _rest in self._pieces:
+            x, y = max(a, start), min(b, stop)
+            if x < y:
+                out.append((x, y))
+        return out or [(a, b)]
 
     def origin(self, a: int, b: int) -> tuple:
         """Where the characters [a, b) came from before they were written where `span` says."""

@@ -20,6 +20,7 @@ class CommandRecord:
     condition: tuple[str, ...] = ()
     wrappers: tuple[tuple[Word, ...], ...] = ()  # outer commands: `srun … bash -c "<this>"`
     in_loop: bool = False
+    headers: tuple = ()  # the `#SBATCH` lines of an `sbatch <<EOF` script it runs in
 
 
 @dataclass
