@@ -8,10 +8,11 @@ command substitutions are Unknown except a few pure idioms (`$(dirname "$0")`, `
 
 from __future__ import annotations
 
+import bisect
 import fnmatch
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import tree_sitter
 
@@ -37,10 +38,11 @@ _NOT_LAUNCH = frozenset(
     "pwd realpath readlink shift return exit test [ [[ unset read getopts".split()
 )
 _DECLS = frozenset({"export", "declare", "typeset", "local", "readonly"})
+_LITERAL_WORDS = frozenset({"word", "number", "raw_string"})
 _HEREDOC_SHELLS = frozenset({"sbatch", "bash", "sh", "srun", "salloc"})
 
 
-@dataclass
+@dataclass(frozen=True)
 class Var:
     scalar: Scalar | None = None  # a scalar's segments
     array: dict | None = None  # key -> Scalar, for arrays
@@ -60,9 +62,9 @@ class State:
     in_loop: bool = False
 
     def fork(self, cond: str | None = None) -> "State":
+        # Var objects are never changed in place, so a shallow copy is a real fork.
         return State(
-            {k: Var(v.scalar, dict(v.array) if v.array is not None else None, v.unknown, v.exported, v.site)
-             for k, v in self.vars.items()},
+            dict(self.vars),
             list(self.positional) if self.positional is not None else None,
             self.cond + ((cond,) if cond else ()),
             dict(self.funcs),
@@ -163,8 +165,30 @@ class Evaluator:
             return states
         live = [s for s in states if not s.stopped]
         stopped = [s for s in states if s.stopped]
-        merged = self.merge(live, ctx.ps.span(node))
-        return stopped[:MAX_STATES] + [merged]
+        span = ctx.ps.span(node)
+        # Join the two neighbouring paths that differ in the fewest variables (usually the
+        # last, least consequential fork) until few enough remain: what they disagree on
+        # becomes unknown, everything else stays known.
+        while len(live) > MAX_STATES:
+            excess = len(live) - MAX_STATES
+            ranked = sorted(range(len(live) - 1), key=lambda i: _difference(live[i], live[i + 1]))
+            chosen: set[int] = set()
+            for i in ranked:
+                if len(chosen) >= excess:
+                    break
+                if i in chosen or i - 1 in chosen or i + 1 in chosen:
+                    continue
+                chosen.add(i)
+            merged, i = [], 0
+            while i < len(live):
+                if i in chosen:
+                    merged.append(self.merge(live[i:i + 2], span))
+                    i += 2
+                else:
+                    merged.append(live[i])
+                    i += 1
+            live = merged
+        return stopped[:MAX_STATES] + live
 
     def merge(self, states: list[State], span: Span) -> State:
         base = states[0].fork()
@@ -176,8 +200,9 @@ class Evaluator:
         for name in names:
             vals = [s.vars.get(name) for s in states]
             first = vals[0]
-            if all(v is not None and first is not None and v.scalar == first.scalar and v.array == first.array
-                   and v.unknown == first.unknown for v in vals):
+            if all(v is first for v in vals) or all(
+                    v is not None and first is not None and v.scalar == first.scalar and v.array == first.array
+                    and v.unknown == first.unknown for v in vals):
                 continue
             exported = any(v is not None and v.exported for v in vals)
             base.vars[name] = Var(unknown=reason, exported=exported, site=span)
@@ -617,18 +642,18 @@ class Evaluator:
                     st.vars[name] = Var(scalar=(), site=ctx.ps.span(c))
                     var = st.vars[name]
                 if export:
-                    var.exported = not unexport
+                    st.vars[name] = replace(var, exported=not unexport)
             elif c.type == "variable_name":
                 name = ctx.ps.text(c)
                 var = st.vars.get(name)
                 if var is None:
                     var = st.vars[name] = Var(unknown=self.env_unknown(name, ctx.ps.span(c)), site=ctx.ps.span(c))
                 if export:
-                    var.exported = True
+                    st.vars[name] = replace(var, exported=True)
             elif c.type == "variable_assignment":
                 name = self.assign(c, st, ctx)
                 if name and export:
-                    st.vars[name].exported = True
+                    st.vars[name] = replace(st.vars[name], exported=True)
         return [st]
 
     def s_unset_command(self, node, st, ctx):
@@ -1179,6 +1204,12 @@ class Evaluator:
 
     def expand_word(self, node, st, ctx) -> list[Word]:
         """Expand one shell word into the fields it becomes (word splitting applied)."""
+        if node.type in _LITERAL_WORDS:
+            key = (node.start_byte, node.end_byte, "w")
+            cached = ctx.ps.cache.get(key)
+            if cached is None:
+                cached = ctx.ps.cache[key] = self.split(self.pieces(node, st, ctx, quoted=False, eid=None))
+            return list(cached)
         pieces = self.pieces(node, st, ctx, quoted=False, eid=None)
         return self.split(pieces)
 
@@ -1329,6 +1360,14 @@ class Evaluator:
 
     def literal(self, node, ctx, eid, escapes) -> list:
         """Literal text of a node, with escape processing; sites stay exact where the text is."""
+        ps = ctx.ps
+        key = (node.start_byte, node.end_byte, escapes, eid)
+        cached = ps.cache.get(key)
+        if cached is None:
+            cached = ps.cache[key] = self._literal(node, ctx, eid, escapes)
+        return cached
+
+    def _literal(self, node, ctx, eid, escapes) -> list:
         ps = ctx.ps
         raw = ps.text(node)
         if escapes is None or "\\" not in raw:
@@ -1903,6 +1942,7 @@ class _MappedSource:
             self._pieces.append((pos, pos + n, site, exact, tuple(rest)))
             pos += n
         self._sources = sources
+        self._starts = [p[0] for p in self._pieces]
 
     def char_offset(self, byte_offset: int) -> int:
         return self._own.char_offset(byte_offset)
@@ -1913,27 +1953,45 @@ class _MappedSource:
     def line_text(self, line: int) -> str:
         return self._own.line_text(line)
 
-    def _at(self, offset: int, end: bool):
-        for start, stop, site, exact, _ in self._pieces:
+    def _index(self, offset: int, end: bool) -> int | None:
+        i = bisect.bisect_right(self._starts, offset - 1 if end else offset) - 1
+        while 0 <= i < len(self._pieces):
+            start, stop = self._pieces[i][0], self._pieces[i][1]
             if start <= offset < stop or (end and start < offset <= stop):
-                return start, site, exact
-        return None, None, False
+                return i
+            if start > offset:
+                return None
+            i += 1
+        return None
+
+    def _at(self, offset: int, end: bool):
+        i = self._index(offset, end)
+        if i is None:
+            return None, None, False
+        start, _stop, site, exact, _ = self._pieces[i]
+        return start, site, exact
 
     def cuts(self, a: int, b: int) -> list:
         """[a, b) cut where the characters come from different places."""
         out = []
-        for start, stop, _site, _exact, _rest in self._pieces:
+        i = self._index(a, False)
+        while i is not None and i < len(self._pieces):
+            start, stop = self._pieces[i][0], self._pieces[i][1]
+            if start >= b:
+                break
             x, y = max(a, start), min(b, stop)
             if x < y:
                 out.append((x, y))
+            i += 1
         return out or [(a, b)]
 
     def origin(self, a: int, b: int) -> tuple:
         """Where the characters [a, b) came from before they were written where `span` says."""
-        for start, stop, site, exact, rest in self._pieces:
-            if start <= a < stop:
-                return rest if b <= stop else ()
-        return ()
+        i = self._index(a, False)
+        if i is None:
+            return ()
+        start, stop, _site, _exact, rest = self._pieces[i]
+        return rest if b <= stop else ()
 
     def span(self, a: int, b: int) -> Span:
         s0, site_a, exact_a = self._at(a, False)
@@ -1959,6 +2017,13 @@ def _eff_start(node, data: bytes) -> int:
     while pos < node.end_byte and data[pos:pos + 1] in (b" ", b"\t", b"\n"):
         pos += 1
     return pos
+
+
+def _difference(a: "State", b: "State") -> int:
+    if a.vars is b.vars:
+        return 0
+    names = a.vars.keys() | b.vars.keys()
+    return sum(1 for n in names if a.vars.get(n) is not b.vars.get(n) and a.vars.get(n) != b.vars.get(n))
 
 
 def _text(segs) -> str | None:

@@ -38,6 +38,8 @@ class ParsedScript:
     placeholders: list[Span] = field(default_factory=list)
     ends_with_continuation: Span | None = None
     parse_text: bytes = b""  # what tree-sitter parsed (offsets equal the file's)
+    # Expansions of literal words do not depend on the state: the evaluator keeps them here.
+    cache: dict = field(default_factory=dict)
 
     @property
     def root(self) -> tree_sitter.Node:
