@@ -123,8 +123,9 @@ def parse_call(text: str, vocabulary: dict[str, tuple[str, ...]], what: str,
         except ExprError as e:
             hint = " (inside a [flow, list] quote the whole form)" if e.message == "missing ')'" else ""
             raise ExprError(e.message + hint, e.offset) from None
-    if text[i:].strip():
-        raise ExprError(f"unexpected text after {what}: '{text[i:].strip()}'", i)
+    rest = text[i:]
+    if rest.strip():
+        raise ExprError(f"unexpected text after {what}: '{rest.strip()}'", i + len(rest) - len(rest.lstrip()))
     if len(raw_args) != len(kinds):
         want = f"{len(kinds)} argument{'s' if len(kinds) != 1 else ''}" if kinds else "no arguments"
         raise ExprError(f"{name} takes {want}, got {len(raw_args)}", m.start(1))

@@ -286,11 +286,11 @@ class _RuleBuilder:
         self.doc.error(pos, message)
         self.ok = False
 
-    def expr(self, mapping: CommentedMap, key: str, names=()):
+    def expr(self, mapping: CommentedMap, key: str, names=(), label: str | None = None):
         try:
             return compile_expr(str(mapping[key]), names)
         except ExprError as e:
-            self.fail(self.doc.value_pos(mapping, key, e.offset), f"{key}: {e.message}")
+            self.fail(self.doc.value_pos(mapping, key, e.offset), f"{label or key}: {e.message}")
             return None
 
     def template(self, mapping: CommentedMap, key: str, names=(), label: str | None = None):
@@ -341,7 +341,7 @@ class _RuleBuilder:
             if var in ROOTS:
                 self.fail(doc.value_pos(fe, "var"), f"for_each: var '{var}' hides the context root of that name")
             names = (var,)
-            src = self.expr(fe, "in")
+            src = self.expr(fe, "in", label="for_each.in")
             if src is not None:
                 for_each = ForEach(var, src)
         when = self.expr(m, "when", names)
@@ -405,8 +405,9 @@ class _RuleBuilder:
             pos = doc.node_pos(ex)
             kinds = [k for k in ("bad", "good") if k in ex]
             if len(kinds) != 1:
-                self.fail(pos, "an example has either bad or good, not both" if kinds
-                          else "an example needs bad (a script the rule reports) or good (one it accepts)")
+                self.fail(pos, "examples: an example has either bad or good, not both" if kinds
+                          else "examples: an example needs bad (a script the rule reports) "
+                               "or good (one it accepts)")
                 continue
             kind = kinds[0]
             script = str(ex[kind])

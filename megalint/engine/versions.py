@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 HEAD_NAMES = frozenset({"head", "main", "dev"})
 _HEAD = (float("inf"),)
@@ -20,6 +21,7 @@ class VersionError(ValueError):
     pass
 
 
+@lru_cache(maxsize=256)
 def parse_version(text: str) -> tuple:
     """A comparable key for a Megatron version string."""
     t = str(text).strip()
