@@ -105,7 +105,8 @@ class _Run:
         try:
             applies = rule.applies_to(version if isinstance(version, str) else None)
         except ValueError as e:
-            self.failed(f"megatron: {e}")
+            self.outcome(UNDECIDED)
+            self.out.undecided.append(Undecided(rule, (Missing("megatron", str(e)),), self.target.condition))
             return
         if applies is None:
             self.undecided(["megatron"])

@@ -285,7 +285,10 @@ class Env:
         selected = needs.select(ctx) if needs is not None else {
             k: v for k, v in ctx.items() if k in ROOTS
         }
-        self.cel = cel.Context(selected)
+        try:
+            self.cel = cel.Context(selected)
+        except Exception as e:  # the binding raises TypeError/ValueError on a foreign value
+            raise TypeError(f"the rule context holds a value CEL cannot represent: {e}") from None
         cel.stdlib.add_stdlib_to_context(self.cel, _STDLIB_EXTENSIONS)
         self.scope: dict[str, Any] = dict(ctx)
         for root in MAPPING_ROOTS:

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any, Iterable
 
 import jsonschema
-from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError
 from ruamel.yaml.scalarstring import (
@@ -24,6 +23,7 @@ from ruamel.yaml.scalarstring import (
 )
 
 from megalint.diagnostics import Applicability, Severity
+from megalint.engine import yamlpos
 from megalint.engine.context import ROOTS
 from megalint.engine.expressions import ExprError, compile_expr
 from megalint.engine.forms import EDITS, PLACES, parse_call
@@ -167,9 +167,7 @@ def _yaml_error(path: str, e: MarkedYAMLError) -> RuleError:
 
 
 def _load_yaml(path: str, text: str) -> Any:
-    yaml = YAML(typ="rt")
-    yaml.preserve_quotes = True
-    return yaml.load(text)
+    return yamlpos.load(text)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -110,6 +110,10 @@ def test_megatron_version_range():
     assert [u.missing for u in none.undecided] == [(Missing("megatron"),)]
     head = evaluate(DEMO.subset(["DM101"]), [Target(heads_ctx(megatron="HEAD"), loc)])
     assert len(head.diagnostics) == 1
+    odd = evaluate(DEMO.subset(["DM101"]), [Target(heads_ctx(megatron="nightly"), loc)])
+    assert [u.missing for u in odd.undecided] == [(Missing(
+        "megatron", "'nightly' is not a Megatron version (like 0.15, 0.15.1, core_v0.15.0 or HEAD)"),)]
+    assert odd.failures == []
 
 
 def test_primary_place_falls_back_to_launch_and_fix_is_dropped():

@@ -8,11 +8,21 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from megalint.engine import RuleFileError, load_rule_texts, load_rules, rule_schema
+from megalint.engine import RuleFileError, load_rule_texts, load_rules, rule_schema, yamlpos
 from megalint.engine.loader import packaged_rules_dir
 
 DATA = Path(__file__).parent / "data"
 BAD = DATA / "bad"
+
+
+@pytest.fixture(autouse=True, params=["libyaml", "ruamel"])
+def yaml_loader(request, monkeypatch):
+    """Every loader test runs with both YAML readers: errors must not depend on which one."""
+    if request.param == "ruamel":
+        monkeypatch.setattr(yamlpos, "_CLOADER", None)
+    elif not yamlpos.fast_available():
+        pytest.skip("PyYAML without libyaml")
+    return request.param
 
 
 def errors_of(*paths) -> list[str]:
@@ -259,3 +269,47 @@ def test_rule_to_json():
     assert j["fix"] == {"message": "set {'tensor_model_parallel_size'|flag} to 1", "applicability": "unsafe"}
     assert j["url"] == "https://megalint.dev/rules/tp-divides-heads"
     assert j["origin"].endswith("heads.yaml:2:1")
+
+
+def _same_tree(a, b, path="") -> None:
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+    if isinstance(a, CommentedMap):
+        assert type(b) is CommentedMap and list(a) == list(b), path
+        assert (a.lc.line, a.lc.col) == (b.lc.line, b.lc.col), path
+        for k in a:
+            assert a.lc.key(k) == b.lc.key(k), (path, k)
+            if a[k] is not None:
+                assert a.lc.value(k) == b.lc.value(k), (path, k)
+            _same_tree(a[k], b[k], f"{path}.{k}")
+    elif isinstance(a, CommentedSeq):
+        assert type(b) is CommentedSeq and len(a) == len(b), path
+        assert (a.lc.line, a.lc.col) == (b.lc.line, b.lc.col), path
+        for i in range(len(a)):
+            assert a.lc.item(i) == b.lc.item(i), (path, i)
+            _same_tree(a[i], b[i], f"{path}[{i}]")
+    else:
+        assert a == b or repr(a) == repr(b), (path, a, b)
+        if isinstance(a, str):
+            assert type(a) is type(b), (path, type(a), type(b))
+
+
+SAMPLES = [
+    "a: 1\nb: [x, 'y', \"z\"]\nc: {d: 1.5, e: null, f: true}\n",
+    "# 注释 comment\nk: 'é' \nv: |\n  line one\n  line two\nw: >-\n  folded\n  text\n",
+    "flags: [yes, no, on]\n",  # YAML 1.1 booleans in libyaml; ruamel reads 1.2 strings
+    "a: &x [1]\nb: *x\n",
+    "when: 2024-01-01\n",
+    "x: !tag y\n",
+]
+
+
+@pytest.mark.parametrize("text", SAMPLES + [p.read_text() for p in sorted(DATA.rglob("*.yaml"))
+                                           if p.name not in ("yaml-syntax.yaml", "duplicate-key.yaml")])
+def test_both_yaml_readers_agree(text, yaml_loader):
+    if yaml_loader == "ruamel":
+        return
+    _same_tree(yamlpos.load(text), yamlpos.load_ruamel(text))
+
+
+def test_merge_keys_go_to_ruamel():
+    assert dict(yamlpos.load("<<: {a: 1}\nb: 2\n")) == {"a": 1, "b": 2}
