@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from megalint.diagnostics import Diagnostic, Edit, Fix, Label
-from megalint.engine.context import has_path, lookup, MISSING, unknown_reason
+from megalint.engine.context import has_path, unknown_reason
 from megalint.engine.expressions import Env, EvalFailure, Needs, NeedInputs
 from megalint.engine.forms import Call
 from megalint.engine.locate import Locator

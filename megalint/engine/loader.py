@@ -31,7 +31,7 @@ from megalint.engine.rule import (
     Docs, Example, Expected, FixSpec, ForEach, LabelSpec, Rule, RuleSet,
 )
 from megalint.engine.templates import parse_template
-from megalint.engine.versions import VersionError, VersionRange
+from megalint.engine.versions import VersionError, VersionRange, parse_version
 
 RULE_SUFFIXES = (".yaml", ".yml")
 
@@ -119,11 +119,11 @@ class _Doc:
         if offset is None or not isinstance(value, str):
             return start
         if isinstance(value, (LiteralScalarString, FoldedScalarString)):
-            body = [l for l in self.lines[line + 1 :]]
-            k = 0
+            # The content starts on the line after the indicator; folding turns each line
+            # break into one space, so offsets count the same in both styles.
             indent = None
             remaining = offset
-            for k, text in enumerate(body):
+            for k, text in enumerate(self.lines[line + 1 :]):
                 if not text.strip():
                     return start
                 ind = len(text) - len(text.lstrip(" "))
@@ -184,9 +184,7 @@ def _kind(value: Any) -> str:
         return "empty"
     if isinstance(value, bool):
         return "a boolean"
-    if isinstance(value, int):
-        return "a number"
-    if isinstance(value, float):
+    if isinstance(value, (int, float)):
         return "a number"
     if isinstance(value, str):
         return "a string"
@@ -428,7 +426,6 @@ class _RuleBuilder:
                 self.fail(doc.key_pos(ex, "fixed"), "examples: fixed needs the rule to have a fix")
             if "megatron" in ex:
                 try:
-                    from megalint.engine.versions import parse_version
                     parse_version(str(ex["megatron"]))
                 except VersionError as err:
                     self.fail(doc.value_pos(ex, "megatron"), f"examples: {err}")

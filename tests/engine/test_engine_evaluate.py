@@ -6,7 +6,6 @@ import json
 import time
 from pathlib import Path
 
-import pytest
 
 from megalint.diagnostics import Applicability, Severity
 from megalint.engine import (

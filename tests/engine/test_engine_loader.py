@@ -313,3 +313,22 @@ def test_both_yaml_readers_agree(text, yaml_loader):
 
 def test_merge_keys_go_to_ruamel():
     assert dict(yamlpos.load("<<: {a: 1}\nb: 2\n")) == {"a": 1, "b": 2}
+
+
+def test_the_format_reference_example_loads_and_its_examples_hold():
+    from megalint.engine import Target, check_example, evaluate
+
+    from .textlocator import TextLocator, apply_fix
+
+    doc = (Path(__file__).parents[2] / "megalint" / "engine" / "RULES.md").read_text()
+    block = doc.split("```yaml\n", 1)[1].split("```", 1)[0]
+    (rule,) = load_rule_texts([("RULES.md", block)])
+    bad, good = rule.examples
+    for example, heads in ((bad, 12), (good, 16)):
+        ctx = {"args": {"num_attention_heads": heads, "tensor_model_parallel_size": 8},
+               "megatron": example.megatron or "HEAD"}
+        ev = evaluate([rule], [Target(ctx, TextLocator(example.script))])
+        assert check_example(example, rule, ev.diagnostics) == []
+    (d,) = evaluate([rule], [Target({"args": {"num_attention_heads": 12, "tensor_model_parallel_size": 8},
+                                     "megatron": "0.15"}, TextLocator(bad.script))]).diagnostics
+    assert apply_fix(bad.script, d.fix) == bad.fixed
