@@ -158,6 +158,10 @@ class Expr:
     def refs(self) -> tuple[Ref, ...]:
         return self.scan.refs
 
+    def __reduce__(self):
+        # Compiled CEL programs do not pickle; a rule set sent to worker processes recompiles.
+        return (_restore, (self.source, self.scan))
+
     def run(self, env: "Env") -> Any:
         try:
             return self.program.execute(env.cel)
@@ -187,6 +191,10 @@ class Expr:
         if not out:
             out.append(key if key is not None else self.source)
         return tuple(out)
+
+
+def _restore(source: str, sc: Scan) -> Expr:
+    return Expr(source, cel.compile(source), sc)
 
 
 def _first_line(text: str) -> str:

@@ -283,8 +283,10 @@ class _RuleBuilder:
         self.ok = False
 
     def expr(self, mapping: CommentedMap, key: str, names=(), label: str | None = None):
+        value = mapping[key]
+        source = ("true" if value else "false") if isinstance(value, bool) else str(value)
         try:
-            return compile_expr(str(mapping[key]), names)
+            return compile_expr(source, names)
         except ExprError as e:
             self.fail(self.doc.value_pos(mapping, key, e.offset), f"{label or key}: {e.message}")
             return None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import pickle
 import time
 from pathlib import Path
 
@@ -269,3 +270,11 @@ def test_hundred_rules_take_a_few_milliseconds():
         assert len(ev.diagnostics) == (100 if heads == 12 else 0)
     print(f"100 rules: {timings[16] * 1e3:.2f} ms when none fires, {timings[12] * 1e3:.2f} ms when all fire")
     assert timings[16] < 0.02 and timings[12] < 0.1
+
+
+def test_rule_sets_pickle_for_worker_processes():
+    copy = pickle.loads(pickle.dumps(DEMO))
+    loc = TextLocator(SCRIPT)
+    original = evaluate(DEMO, [Target(heads_ctx(), loc)]).diagnostics
+    assert [d.to_json() for d in evaluate(copy, [Target(heads_ctx(), loc)]).diagnostics] == \
+        [d.to_json() for d in original]

@@ -197,7 +197,7 @@ def test_file_shape(text, error):
                                   "like tp-divides-heads, not 'Base_Rule'"),
     ({"severity": "severity: [error]"}, "r.yaml:3:11: 'severity' must be one of error, warning, info, "
                                         "not ['error']"),
-    ({"when": "when: 3"}, "r.yaml:5:7: 'when' must be a string, not a number"),
+    ({"when": "when: 3"}, "r.yaml:5:7: 'when' must be a string or true or false, not a number"),
     ({"when": "when: \"\""}, "r.yaml:5:8: when: empty expression"),
     ({"when": "when: \"args.x > foo(1)\""}, "r.yaml:5:17: when: unknown function 'foo'"),
     ({"when": "when: \"args.x.frobnicate()\""}, "r.yaml:5:15: when: unknown function 'frobnicate'"),
@@ -332,3 +332,8 @@ def test_the_format_reference_example_loads_and_its_examples_hold():
     (d,) = evaluate([rule], [Target({"args": {"num_attention_heads": 12, "tensor_model_parallel_size": 8},
                                      "megatron": "0.15"}, TextLocator(bad.script))]).diagnostics
     assert apply_fix(bad.script, d.fix) == bad.fixed
+
+
+def test_when_may_be_a_yaml_boolean():
+    (rule,) = load_rule_texts([("r.yaml", with_lines(when="when: true"))])
+    assert rule.when.source == "true"
