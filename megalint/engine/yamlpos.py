@@ -101,6 +101,9 @@ class _Converter:
                 seq.append(self.convert(item))
                 seq._yaml_set_idx_line_col(i, [item.start_mark.line, item.start_mark.column])
             return seq
+        if node.tag == "tag:yaml.org,2002:str":  # most scalars: no constructor needed
+            style = _STYLES.get(node.style or None)
+            return node.value if style is None else style(node.value)
         try:
             value = self.scalars.construct_object(node)
         except _pyyaml.YAMLError:
