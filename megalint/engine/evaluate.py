@@ -1,0 +1,277 @@
+"""Decide rules on contexts and turn the ones that fire into diagnostics.
+
+A rule is decided on a context only when every input it needs is known. Otherwise it is
+undecided: it neither fires nor passes, and the result says which inputs were missing and why,
+for `megalint explain`. An expression that fails for another reason (a type mismatch in a rule)
+is a rule failure, reported separately and never raised.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+from megalint.diagnostics import Diagnostic, Edit, Fix, Label
+from megalint.engine.context import has_path, unknown_reason
+from megalint.engine.expressions import Env, EvalFailure, Needs, NeedInputs
+from megalint.engine.forms import Call
+from megalint.engine.locate import Locator
+from megalint.engine.rule import Rule, RuleSet
+from megalint.engine.templates import Template
+from megalint.source import Span
+
+FIRED = "fired"
+PASSED = "passed"
+UNDECIDED = "undecided"
+FAILED = "failed"
+NOT_APPLICABLE = "not-applicable"  # the Megatron version is outside the rule's range
+
+
+@dataclass(frozen=True)
+class Missing:
+    path: str
+    reason: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.path} ({self.reason})" if self.reason else self.path
+
+
+@dataclass
+class Undecided:
+    rule: Rule
+    missing: tuple[Missing, ...]
+    condition: str | None = None
+
+    def to_json(self) -> dict:
+        return {
+            "code": self.rule.code, "name": self.rule.name,
+            "missing": [{"path": m.path, "reason": m.reason} for m in self.missing],
+            "condition": self.condition,
+        }
+
+
+@dataclass
+class RuleFailure:
+    rule: Rule
+    message: str
+    condition: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.rule.code} ({self.rule.origin}): {self.message}"
+
+
+@dataclass
+class Target:
+    """One context to decide rules on: one launch on one path through the script."""
+
+    context: Mapping[str, Any]
+    locator: Locator
+    condition: str | None = None  # the undecided branches taken to reach this launch
+
+
+@dataclass
+class Evaluation:
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    undecided: list[Undecided] = field(default_factory=list)
+    failures: list[RuleFailure] = field(default_factory=list)
+    # code -> the outcomes it had over all targets (FIRED, PASSED, UNDECIDED, FAILED, NOT_APPLICABLE)
+    outcomes: dict[str, set[str]] = field(default_factory=dict)
+
+
+def _missing(ctx: Mapping[str, Any], paths: Iterable[str]) -> tuple[Missing, ...]:
+    return tuple(Missing(p, unknown_reason(ctx, p)) for p in paths)
+
+
+class _Run:
+    def __init__(self, rule: Rule, env: Env, target: Target, out: Evaluation):
+        self.rule, self.env, self.target, self.out = rule, env, target, out
+        self.locator = target.locator
+
+    def outcome(self, what: str) -> None:
+        self.out.outcomes.setdefault(self.rule.code, set()).add(what)
+
+    def undecided(self, paths: Iterable[str]) -> None:
+        self.outcome(UNDECIDED)
+        self.out.undecided.append(
+            Undecided(self.rule, _missing(self.target.context, paths), self.target.condition))
+
+    def failed(self, message: str) -> None:
+        self.outcome(FAILED)
+        self.out.failures.append(RuleFailure(self.rule, message, self.target.condition))
+
+    def run(self) -> None:
+        rule, ctx = self.rule, self.target.context
+        version = ctx.get("megatron")
+        try:
+            applies = rule.applies_to(version if isinstance(version, str) else None)
+        except ValueError as e:
+            self.outcome(UNDECIDED)
+            self.out.undecided.append(Undecided(rule, (Missing("megatron", str(e)),), self.target.condition))
+            return
+        if applies is None:
+            self.undecided(["megatron"])
+            return
+        if not applies:
+            self.outcome(NOT_APPLICABLE)
+            return
+        absent = [p for p in rule.requires if not has_path(ctx, p)]
+        if absent:
+            self.undecided(absent)
+            return
+        if rule.for_each is None:
+            self.decide(None)
+            return
+        try:
+            items = rule.for_each.source.run(self.env)
+        except NeedInputs as e:
+            self.undecided(e.paths)
+            return
+        except EvalFailure as e:
+            self.failed(f"for_each.in: {e}")
+            return
+        if not isinstance(items, list):
+            self.failed(f"for_each.in gave {type(items).__name__}, not a list")
+            return
+        var = rule.for_each.var
+        try:
+            for item in items:
+                self.env.bind(var, item)
+                self.decide(item)
+        finally:
+            self.env.unbind(var)
+        if not items:
+            self.outcome(PASSED)
+
+    def decide(self, item: Any) -> None:
+        try:
+            verdict = self.rule.when.run(self.env)
+        except NeedInputs as e:
+            self.undecided(e.paths)
+            return
+        except EvalFailure as e:
+            self.failed(f"when: {e}")
+            return
+        if not isinstance(verdict, bool):
+            self.failed(f"when gave {verdict!r}, not true or false")
+            return
+        if not verdict:
+            self.outcome(PASSED)
+            return
+        self.outcome(FIRED)
+        self.out.diagnostics.append(self.diagnostic(item))
+
+    # -- places and edits -----------------------------------------------------------------
+
+    def places(self, call: Call, item: Any) -> list[Span]:
+        loc, name, args = self.locator, call.name, call.args
+        if name == "origin":
+            return [s for s in loc.origins(args[0]) if s is not None]
+        if name == "item":
+            span = loc.item(item) if isinstance(item, dict) else None
+        elif name in ("launch", "entry", "gpu", "last_export"):
+            span = getattr(loc, name)()
+        else:  # flag, value, launcher, env
+            span = getattr(loc, name)(args[0])
+        return [span] if span is not None else []
+
+    def render(self, template: Template | None) -> str | None:
+        return None if template is None else template.render(self.env)
+
+    def fix(self, item: Any) -> Fix | None:
+        spec = self.rule.fix
+        if spec is None:
+            return None
+        edits: list[Edit] = []
+        for call in spec.edits:
+            try:
+                args = [a.render(self.env, strict=True) if isinstance(a, Template) else a
+                        for a in call.args]
+            except (NeedInputs, EvalFailure):
+                return None
+            if call.name == "replace_item":
+                built = self.locator.replace_item(item, *args) if isinstance(item, dict) else None
+            else:
+                built = getattr(self.locator, call.name)(*args)
+            if built is None:
+                return None
+            edits.extend(built)
+        if not edits:
+            return None
+        return Fix(spec.message.render(self.env), spec.applicability, tuple(edits))
+
+    def diagnostic(self, item: Any) -> Diagnostic:
+        rule = self.rule
+        span = None
+        for call in rule.at:
+            found = self.places(call, item)
+            if found:
+                span = found[0]
+                break
+        if span is None:
+            span = self.locator.launch()
+        labels: list[Label] = []
+        for spec in rule.labels:
+            spans = self.places(spec.at, item)
+            if not spans:
+                continue
+            text = spec.text.render(self.env)
+            for s in spans:
+                if s != span and all(l.span != s for l in labels):
+                    labels.append(Label(s, text))
+        return Diagnostic(
+            code=rule.code, name=rule.name, severity=rule.severity,
+            message=rule.message.render(self.env), span=span, labels=tuple(labels),
+            help=self.render(rule.help), fix=self.fix(item), url=rule.url,
+            condition=self.target.condition,
+        )
+
+
+def evaluate_one(rules: RuleSet | Iterable[Rule], target: Target, out: Evaluation | None = None,
+                 needs: Needs | None = None) -> Evaluation:
+    """Decide every rule on one target."""
+    out = out if out is not None else Evaluation()
+    if needs is None:
+        needs = rules.needs if isinstance(rules, RuleSet) else None
+    env = Env(target.context, needs)
+    for rule in rules:
+        _Run(rule, env, target, out).run()
+    return out
+
+
+def evaluate(rules: RuleSet | Iterable[Rule], targets: Iterable[Target]) -> Evaluation:
+    """Decide every rule on every target; identical findings from several paths are merged,
+    and hold unconditionally when any of those paths was unconditional."""
+    if not isinstance(rules, RuleSet):
+        rules = RuleSet(list(rules))
+    raw = Evaluation()
+    for target in targets:
+        evaluate_one(rules, target, raw, rules.needs)
+    return Evaluation(
+        diagnostics=sorted(_merge(raw.diagnostics, _diag_key), key=lambda d: d.sort_key()),
+        undecided=_merge(raw.undecided, lambda u: (u.rule.code, u.missing)),
+        failures=_merge(raw.failures, lambda f: (f.rule.code, f.message)),
+        outcomes=raw.outcomes,
+    )
+
+
+def _diag_key(d: Diagnostic):
+    return (d.code, d.span, d.message, d.labels, d.help, d.fix)
+
+
+def _merge(items: list, key) -> list:
+    merged: dict = {}
+    for it in items:
+        k = key(it)
+        if k not in merged:
+            merged[k] = (it, [it.condition])
+        else:
+            merged[k][1].append(it.condition)
+    out = []
+    for it, conditions in merged.values():
+        if None in conditions:
+            it.condition = None
+        else:
+            unique = list(dict.fromkeys(conditions))
+            it.condition = unique[0] if len(unique) == 1 else " or ".join(f"({c})" for c in unique)
+        out.append(it)
+    return out
