@@ -68,44 +68,71 @@ REGISTERED_FIRST: dict[str, str] = {
     "--yarn-correction-range-round-to-int": "megatron/training/arguments.py:2406@HEAD",
 }
 
-# What a deprecated flag does now (megatron-constraints.md section P); others get a generic note.
-DEPRECATION_NOTES: dict[str, str] = {
-    "--batch-size": "validate_args rejects it: use --micro-batch-size",
-    "--warmup": "validate_args rejects it: use --lr-warmup-fraction",
-    "--model-parallel-size": "validate_args rejects it: use --tensor-model-parallel-size",
+# Deprecations, curated: the TSV's "deprecated" column is a keyword match on HEAD's help text,
+# which also hits flags that merely mention a deprecated spelling, and says nothing of when.
+# option -> (first catalogue version where it is deprecated, what it does now);
+# megatron-constraints.md section P and the help texts cited there.
+ALL_VERSIONS = "0.8"
+DEPRECATIONS: dict[str, tuple[str, str]] = {
+    "--batch-size": (ALL_VERSIONS, "validate_args rejects it: use --micro-batch-size"),
+    "--warmup": (ALL_VERSIONS, "validate_args rejects it: use --lr-warmup-fraction"),
+    "--model-parallel-size": (
+        ALL_VERSIONS, "validate_args rejects it: use --tensor-model-parallel-size"),
     "--checkpoint-activations": (
-        "validate_args prints a hint and calls exit(): the job ends with status 0 "
+        ALL_VERSIONS, "validate_args prints a hint and calls exit(): the job ends with status 0 "
         "without training; use --recompute-activations or --recompute-granularity"),
-    "--recompute-activations": "alias for --recompute-granularity selective",
-    "--use-mcore-models": "accepted and ignored",
-    "--use-legacy-models": "legacy models were removed after 0.15",
-    "--no-async-tensor-model-parallel-allreduce": "no effect since 0.12; removed in 0.16",
-    "--use-flash-attn": "no effect on MCore models (legacy models only)",
-    "--enable-cuda-graph": "replaced by --cuda-graph-impl local",
-    "--external-cuda-graph": "replaced by --cuda-graph-impl transformer_engine",
-    "--cuda-graph-scope": "replaced by --cuda-graph-modules",
-    "--hybrid-override-pattern": "replaced by --hybrid-layer-pattern",
-    "--mtp-hybrid-override-pattern": "replaced by the '/' part of --hybrid-layer-pattern",
-    "--use-rotary-position-embeddings": "use --position-embedding-type rope",
-    "--no-position-embedding": "an error unless --position-embedding-type rope",
-    "--no-weight-decay-cond-type": "replaced by --apply-wd-to-qk-layernorm",
-    "--use-dist-ckpt": "no effect (prints a notice); use --ckpt-format",
-    "--dist-ckpt-format": "no effect (prints a notice); use --ckpt-format",
-    "--ckpt-fully-parallel-save": "no effect (prints a notice); fully parallel save is the default",
-    "--disable-msc": "no effect; MSC is opt-in through --enable-msc",
-    "--moe-enable-deepep": "replaced by --moe-flex-dispatcher-backend deepep",
-    "--moe-deepep-num-sms": "replaced by --moe-flex-dispatcher-num-sms",
-    "--moe-hybridep-num-sms": "replaced by --moe-flex-dispatcher-num-sms",
-    "--moe-router-padding-for-fp8": "replaced by --moe-router-padding-for-quantization",
-    "--moe-layer-recompute": "replaced by --recompute-granularity selective with moe",
-    "--fp8-interval": "ignored (deprecated in Transformer Engine 1.8)",
-    "--no-tp-comm-split-ag": "ignored (deprecated in Transformer Engine 1.6)",
-    "--no-tp-comm-split-rs": "ignored (deprecated in Transformer Engine 1.6)",
-    "--disable-tp-comm-split-ag": "ignored (deprecated in Transformer Engine 1.6)",
-    "--disable-tp-comm-split-rs": "ignored (deprecated in Transformer Engine 1.6)",
-    "--rampup-batch-size": "ignored since 0.18; use --step-batch-size-schedule",
+    "--use-mcore-models": (ALL_VERSIONS, "accepted and ignored (MCore models are the default)"),
+    "--use-flash-attn": (ALL_VERSIONS, "no effect on MCore models (read by legacy models only)"),
+    "--use-rotary-position-embeddings": (
+        ALL_VERSIONS, "use --position-embedding-type rope"),
+    "--no-position-embedding": (
+        ALL_VERSIONS, "an error unless --position-embedding-type rope"),
+    "--fp8-interval": (ALL_VERSIONS, "ignored (deprecated in Transformer Engine 1.8)"),
+    "--no-tp-comm-split-ag": (ALL_VERSIONS, "ignored (deprecated in Transformer Engine 1.6)"),
+    "--no-tp-comm-split-rs": (ALL_VERSIONS, "ignored (deprecated in Transformer Engine 1.6)"),
+    "--disable-tp-comm-split-ag": (
+        ALL_VERSIONS, "ignored (deprecated in Transformer Engine 1.6)"),
+    "--disable-tp-comm-split-rs": (
+        ALL_VERSIONS, "ignored (deprecated in Transformer Engine 1.6)"),
+    "--pipeline-model-parallel-split-rank": (
+        "0.12", "use --encoder-pipeline-model-parallel-size"),
+    "--moe-extended-tp": ("0.12", "use --expert-tensor-parallel-size"),
+    "--no-async-tensor-model-parallel-allreduce": ("0.12", "no effect since 0.12"),
+    "--use-dist-ckpt": ("0.12", "no effect (prints a notice); use --ckpt-format"),
+    "--dist-ckpt-format": ("0.12", "no effect (prints a notice); use --ckpt-format"),
+    "--ckpt-fully-parallel-save": (
+        "0.12", "no effect (prints a notice); fully parallel save is the default"),
+    "--enable-cuda-graph": ("0.15", "replaced by --cuda-graph-impl local"),
+    "--external-cuda-graph": ("0.15", "replaced by --cuda-graph-impl transformer_engine"),
+    "--cuda-graph-scope": ("0.19", "replaced by --cuda-graph-modules"),
+    "--hybrid-override-pattern": ("0.19", "replaced by --hybrid-layer-pattern"),
+    "--mtp-hybrid-override-pattern": (
+        "0.19", "replaced by the '/' part of --hybrid-layer-pattern"),
+    "--no-weight-decay-cond-type": ("0.19", "replaced by --apply-wd-to-qk-layernorm"),
+    "--disable-msc": ("0.19", "no effect; MSC is opt-in through --enable-msc"),
+    "--moe-enable-deepep": ("0.19", "replaced by --moe-flex-dispatcher-backend deepep"),
+    "--moe-deepep-num-sms": ("0.19", "replaced by --moe-flex-dispatcher-num-sms"),
+    "--moe-hybridep-num-sms": ("0.19", "replaced by --moe-flex-dispatcher-num-sms"),
+    "--moe-router-padding-for-fp8": (
+        "0.19", "replaced by --moe-router-padding-for-quantization"),
+    "--moe-layer-recompute": (
+        "0.19", "replaced by --recompute-granularity selective --recompute-modules moe"),
+    "--rampup-batch-size": ("0.19", "ignored; use --step-batch-size-schedule"),
+    "--ckpt-convert-update-legacy-dist-opt-format": (
+        ALL_VERSIONS, "converts the distributed-optimizer format deprecated in February 2024"),
 }
-GENERIC_DEPRECATION = "deprecated: Megatron marks it deprecated, a no-op or an error"
+# Flags the TSV marks whose deprecation is one of their values (or only a mention in the help).
+DEPRECATED_CHOICES: dict[str, tuple[str, dict[str, str]]] = {
+    "--optimizer": ("0.19", {"dist_muon": "use --optimizer muon with the layer-wise "
+                                          "distributed optimizer"}),
+    "--experimental-attention-variant": (
+        "0.19", {"gated_delta_net": "a deprecated alias of gdn"}),
+}
+NOT_DEPRECATED = {
+    # Named in the TSV's column only because the help mentions a deprecated spelling.
+    "--cuda-graph-modules", "--moe-flex-dispatcher-num-sms", "--recompute-activations",
+    "--use-legacy-models", "--moe-use-legacy-grouped-gemm",
+}
 
 # Per-version facts the TSV flattens (it shows the newest version's action, nargs, type,
 # default and choices). Up to 0.15 every flag is a literal add_argument call, read directly.
@@ -557,12 +584,21 @@ def _row_spec(row: dict, version: str) -> dict:
                 value = ACTIONS.get(value, value)
             spec[key] = value
         notes.append(f"{', '.join(fields)}: {cite}")
-    if row["deprecated"] == "yes":
-        spec["deprecated"] = DEPRECATION_NOTES.get(option, GENERIC_DEPRECATION)
-    else:
-        spec["deprecated"] = None
+    spec["deprecated"] = None
+    if option in DEPRECATIONS:
+        since, note = DEPRECATIONS[option]
+        if _at_least(version, since):
+            spec["deprecated"] = note
+    if option in DEPRECATED_CHOICES:
+        since, values = DEPRECATED_CHOICES[option]
+        if _at_least(version, since):
+            spec["deprecated_choices"] = dict(values)
     spec["notes"] = notes
     return spec
+
+
+def _at_least(version: str, since: str) -> bool:
+    return VERSIONS.index(version) >= VERSIONS.index(since)
 
 
 def _alias_key(spec: dict, dest: str) -> tuple:
@@ -658,6 +694,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=Path("megalint/data/catalogue"))
     args = ap.parse_args(argv)
     rows = read_tsv(args.tsv)
+    marked = {r["flag"] for r in rows if r["deprecated"] == "yes"}
+    curated = set(DEPRECATIONS) | set(DEPRECATED_CHOICES) | NOT_DEPRECATED
+    if marked != curated:
+        raise SystemExit(f"deprecation tables out of step with the TSV: {marked ^ curated}")
     for (version, option) in OVERRIDES:
         if not any(r["flag"] == option for r in rows):
             raise SystemExit(f"override for unknown flag {option} ({version})")

@@ -30,6 +30,7 @@ One <flag> per argparse action:
       "nargs": null,            # null | "?" | "*" | "+" | an int
       "const": null,            # optional; store_const / append_const / nargs "?"
       "deprecated": null,       # optional; a short note when Megatron deprecates the flag
+      "deprecated_choices": {"dist_muon": "use ..."},   # optional; deprecated values
       "present_in": {"--save-interval": ["0.8", "0.12", ...]},   # optional; versions that
                                 # define each option string
       "source": "...",          # optional; where Megatron defines it
@@ -98,6 +99,7 @@ class FlagSpec:
     nargs: str | int | None = None
     const: Any = None
     deprecated: str | None = None
+    deprecated_choices: tuple[tuple[Any, str], ...] = ()  # (value, note) pairs
     present_in: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (option, versions) pairs
     source: str | None = None
     notes: tuple[str, ...] = ()
@@ -150,6 +152,7 @@ class FlagSpec:
             nargs=nargs,
             const=_freeze(data.get("const")),
             deprecated=data.get("deprecated"),
+            deprecated_choices=tuple((data.get("deprecated_choices") or {}).items()),
             present_in=tuple((k, tuple(v)) for k, v in present.items()),
             source=data.get("source"),
             notes=tuple(data.get("notes") or ()),
@@ -163,6 +166,8 @@ class FlagSpec:
             "choices": None if self.choices is None else [_thaw(c) for c in self.choices],
             "nargs": self.nargs, "deprecated": self.deprecated,
         }
+        if self.deprecated_choices:
+            out["deprecated_choices"] = dict(self.deprecated_choices)
         if self.const is not None:
             out["const"] = _thaw(self.const)
         if self.present_in:

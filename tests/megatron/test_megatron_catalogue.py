@@ -71,7 +71,8 @@ def test_every_tsv_row_is_reproduced():
             assert spec is not None, (version, row["flag"])
             assert spec.dest == row["dest"]
             assert spec.versions_of(row["flag"]) == tuple(present)
-            assert (spec.deprecated is not None) == (row["deprecated"] == "yes"), row["flag"]
+            if spec.deprecated is not None or spec.deprecated_choices:
+                assert row["deprecated"] == "yes", row["flag"]
             over = _overridden(version, row["flag"])
             if "action" not in over:
                 expect = {"bool_optional": "boolean_optional"}.get(row["action"], row["action"])
@@ -149,6 +150,17 @@ def test_version_specific_facts():
     assert Catalogue.load("HEAD").lookup("--initial-loss-scale").default == DefaultExpr("2 ** 32")
     assert Catalogue.load("HEAD").lookup("--timing-log-level").choices == (0, 1, 2)
     assert "SIGTERM" in Catalogue.load("HEAD").lookup("--exit-signal").choices
+
+
+def test_deprecations_carry_their_version():
+    assert Catalogue.load("0.12").lookup("--hybrid-override-pattern").deprecated is None
+    assert "hybrid-layer-pattern" in Catalogue.load("HEAD").lookup(
+        "--hybrid-override-pattern").deprecated
+    assert Catalogue.load("0.15").lookup("--rampup-batch-size").deprecated is None
+    assert "exit()" in Catalogue.load("0.8").lookup("--checkpoint-activations").deprecated
+    opt = Catalogue.load("HEAD").lookup("--optimizer")
+    assert opt.deprecated is None and dict(opt.deprecated_choices).keys() == {"dist_muon"}
+    assert Catalogue.load("HEAD").lookup("--cuda-graph-modules").deprecated is None
 
 
 def test_load_resolves_version_text():
