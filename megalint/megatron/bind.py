@@ -110,7 +110,7 @@ class Occurrence:
         return _join(self.flag.span or self.flag_span, vs)
 
 
-@dataclass
+@dataclass(slots=True)
 class BoundArg:
     """The value Megatron would see for one dest."""
 
@@ -119,7 +119,7 @@ class BoundArg:
     value: Any  # typed value, the default when not given, or Unknown
     default: Any  # the default (typed), or Unknown
     given: bool = False
-    occurrences: list[Occurrence] = field(default_factory=list)
+    occurrences: list[Occurrence] | tuple = ()
 
     @property
     def unknown(self) -> Unknown | None:
@@ -739,10 +739,7 @@ class _Binder:
 
     def finish(self) -> BoundArgs:
         args: dict[str, BoundArg] = {}
-        for dest in self.cat.dests():
-            first = self.cat.default_spec(dest)
-            assert first is not None
-            default = evaluate_default(first)
+        for dest, first, default in _defaults(self.cat):
             arg = BoundArg(dest, first, default, default)
             occs = self.occ.get(dest, [])
             if occs:
@@ -785,6 +782,19 @@ class _Binder:
             base.append(o.value if o.spec.action == "append" else o.spec.const)
             acc = tuple(base)
         return acc
+
+
+def _defaults(cat: Catalogue) -> list[tuple[str, FlagSpec, Any]]:
+    """(dest, action giving the default, default) for a catalogue, computed once."""
+    cached = cat.__dict__.get("_bind_defaults")
+    if cached is None:
+        cached = []
+        for dest in cat.dests():
+            first = cat.default_spec(dest)
+            assert first is not None
+            cached.append((dest, first, evaluate_default(first)))
+        cat.__dict__["_bind_defaults"] = cached
+    return cached
 
 
 def _order(p: Problem, argv: tuple[Word, ...]) -> tuple:
