@@ -217,7 +217,7 @@ class BoundArgs:
 
 
 def _join(a: Span, b: Span) -> Span:
-    if a.path == b.path and a.start <= b.end and (a.start, a.end) != (0, 0):
+    if a.path == b.path and a.start <= b.end:
         return Span(a.path, a.start_line, a.start_col, b.end_line, b.end_col, a.start, b.end)
     return a
 

@@ -281,6 +281,13 @@ class Catalogue:
         return _load_packaged(resolve_version(version))
 
     @classmethod
+    def load_resolved(cls, version: str | None = None) -> tuple["Catalogue", "_versions.Resolution"]:
+        """The shipped catalogue for a version text, with the note saying which one was taken
+        when there is no exact match ("0.17" -> 0.15, the nearest lower one)."""
+        res = _versions.resolve(version)
+        return _load_packaged(res.version), res
+
+    @classmethod
     def from_file(cls, path: str | Path) -> "Catalogue":
         path = Path(path)
         try:

@@ -337,3 +337,25 @@ def test_every_word_kind_binds_in_one_catalogue():
 def test_evaluate_default():
     spec = FlagSpec(("--x",), "x", type="int", default="7")
     assert evaluate_default(spec) == 7
+
+
+def test_other_actions_from_a_user_catalogue():
+    cat = Catalogue.from_dict({"version": "custom", "flags": [
+        {"option_strings": ["--tag"], "dest": "tags", "action": "append"},
+        {"option_strings": ["-v", "--verbose"], "dest": "verbose", "action": "count"},
+        {"option_strings": ["--mode-fast"], "dest": "mode", "action": "store_const",
+         "const": "fast", "default": "slow"},
+        {"option_strings": ["--opt"], "dest": "opt", "nargs": "?", "const": "c", "default": "d"},
+        {"option_strings": ["--point"], "dest": "point", "nargs": 2, "type": "float"},
+        {"option_strings": ["--level"], "dest": "level", "type": "int", "choices": [1, 2]},
+    ]})
+    r = bind(literal_argv("--tag a --tag b -v --verbose --mode-fast --opt --point 1 -2.5"), cat)
+    assert r["tags"].value == ("a", "b")
+    assert r["verbose"].value == 2
+    assert r["mode"].value == "fast"
+    assert r["opt"].value == "c"
+    assert r["point"].value == (1.0, -2.5)
+    assert r.problems == []  # append and count accumulate: no repeated-flag problem
+    r = bind(literal_argv("--opt x --level 3"), cat)
+    assert r["opt"].value == "x" and kinds(r) == ["invalid-choice"]
+    assert bind(literal_argv(""), cat)["mode"].value == "slow"
