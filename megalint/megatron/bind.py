@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
 from megalint.megatron.catalogue import Catalogue, DefaultExpr, FlagHistory, FlagSpec
 from megalint.shell.values import Segment, Unknown, Word
@@ -421,9 +421,8 @@ def _convert(spec: FlagSpec, option: str, text: str) -> Any:
         try:
             value = conv(text)
         except (TypeError, ValueError, ArithmeticError):
-            name = {"moe_freq_type": "moe_freq_type", "tuple_type": "tuple_type"}.get(t or "", t)
             raise _Invalid(ProblemKind.INVALID_TYPE,
-                           f"argument {option}: invalid {name} value: {text!r}") from None
+                           f"argument {option}: invalid {t or 'str'} value: {text!r}") from None
     if spec.choices is not None and value not in spec.choices:
         raise _Invalid(ProblemKind.INVALID_CHOICE,
                        f"argument {option}: invalid choice: {value!r} (choose from "
@@ -555,7 +554,7 @@ class _Binder:
                                  _join(spans[0], spans[-1]) if spans else None,
                                  words=(tok.word, *rest))
                 i = len(toks)
-            elif k in ("A",):
+            elif k == "A":
                 j = i
                 while j < len(toks) and toks[j].kind == "A":
                     j += 1
@@ -807,11 +806,6 @@ def bind(argv: Sequence[Word], catalogue: Catalogue) -> BoundArgs:
     b = _Binder(argv, catalogue)
     b.run()
     return b.finish()
-
-
-def iter_values(bound: BoundArgs) -> Iterator[tuple[str, Any]]:
-    for dest, arg in bound.args.items():
-        yield dest, arg.value
 
 
 def as_plain_dict(bound: BoundArgs) -> dict[str, Any]:
