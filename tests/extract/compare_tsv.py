@@ -108,18 +108,25 @@ class Report:
     compared: int = 0
     mismatches: dict[str, list[tuple[str, str, str]]] = field(default_factory=lambda: {c: [] for c in COMPARED})
     computed_defaults: list[tuple[str, str]] = field(default_factory=list)
+    older: dict[str, list[tuple[str, str, str]]] = field(default_factory=lambda: {c: [] for c in COMPARED})
 
     def summary(self) -> str:
         counts = " ".join(f"{c}={len(v)}" for c, v in self.mismatches.items())
+        older = " ".join(f"{c}={len(v)}" for c, v in self.older.items() if v)
         return (
             f"{self.column}: extracted {self.extracted_actions} actions / {self.extracted_options} option strings; "
             f"table {self.table_options}; missing {len(self.missing)}; extra {len(self.extra)}; "
             f"columns compared on {self.compared} newest-version flags; mismatches {counts}; "
             f"computed defaults {len(self.computed_defaults)}"
+            + (f"; on older flags: {older}" if older else "")
         )
 
 
-def compare(catalogue_json: dict, column: str, rows: dict[str, Row] | None = None) -> Report:
+def compare(
+    catalogue_json: dict, column: str, rows: dict[str, Row] | None = None, everywhere: tuple[str, ...] = ()
+) -> Report:
+    """Compare with the table's `column`. Columns named in `everywhere` are compared on every flag the version
+    has, not only where it is the newest version (dest, action and nargs rarely change between versions)."""
     rows = load_tsv() if rows is None else rows
     report = Report(column)
     entries = catalogue_json["flags"]
@@ -132,10 +139,15 @@ def compare(catalogue_json: dict, column: str, rows: dict[str, Row] | None = Non
     report.extra = sorted(set(by_option) - set(wanted))
     for flag, row in sorted(wanted.items()):
         entry = by_option.get(flag)
-        if entry is None or row.newest != column:
+        if entry is None:
+            continue
+        got, want = rendered(entry), expected(row)
+        if row.newest != column:
+            for col in everywhere:
+                if got[col] != want[col]:
+                    report.older[col].append((flag, got[col], want[col]))
             continue
         report.compared += 1
-        got, want = rendered(entry), expected(row)
         for col in COMPARED:
             if col == "default" and got[col] == "<computed>":
                 report.computed_defaults.append((flag, entry["default"]["__expr__"]))
@@ -154,6 +166,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("column", choices=COLUMNS)
     p.add_argument("--tsv", type=Path, default=TSV)
     p.add_argument("-v", "--verbose", action="store_true")
+    p.add_argument("--all", action="store_true",
+                   help="also compare every column on flags whose newest version is later (shows version drift)")
     args = p.parse_args(argv)
     start = time.perf_counter()
     try:
@@ -162,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     elapsed = time.perf_counter() - start
-    report = compare(cat.to_json(), args.column, load_tsv(args.tsv))
+    report = compare(cat.to_json(), args.column, load_tsv(args.tsv), everywhere=COMPARED if args.all else ())
     print(report.summary())
     print(f"extraction took {elapsed:.2f} s; parsed {len(cat.parsed_files)} files")
     conditional = {o: f.condition for f in cat.flags if f.condition for o in f.option_strings}
@@ -173,6 +187,9 @@ def main(argv: list[str] | None = None) -> int:
     for col, items in report.mismatches.items():
         for flag, got, want in items:
             print(f"  {col:8s} {flag}: extracted {got!r} table {want!r}")
+    for col, items in report.older.items():
+        for flag, got, want in items:
+            print(f"  older {col:8s} {flag}: extracted {got!r} table (newer) {want!r}")
     if args.verbose:
         for flag, src in report.computed_defaults:
             print(f"  computed default {flag}: {src}")
