@@ -5,14 +5,16 @@ core_v0.8.0, core_v0.12.0, core_v0.15.0, core_v0.19.0 and main@d98e8a64 with tor
 action. Its type/default/choices are those of the newest version that defines the flag, so those columns (and
 dest/action/nargs) are compared only for that version; presence is compared for every version.
 
-    python tests/extract/compare_tsv.py PATH COLUMN [--tsv FILE] [-v]
-    COLUMN is one of 0.8 0.12 0.15 0.19 HEAD; PATH is a Megatron-LM checkout or a megatron-core wheel.
+    python tests/extract/compare_tsv.py PATH COLUMN [--tsv FILE] [--all] [-v]
+    COLUMN is one of 0.8 0.12 0.15 0.19 HEAD; PATH is a Megatron-LM checkout, a megatron-core wheel or a
+    catalogue .json file.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import json
 import re
 import signal
 import sys
@@ -170,16 +172,22 @@ def main(argv: list[str] | None = None) -> int:
                    help="also compare every column on flags whose newest version is later (shows version drift)")
     args = p.parse_args(argv)
     start = time.perf_counter()
-    try:
-        cat = extract_catalogue(args.path)
-    except ExtractError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    if args.path.endswith(".json"):
+        data = json.loads(Path(args.path).read_text(encoding="utf-8"))
+        cat = None
+    else:
+        try:
+            cat = extract_catalogue(args.path)
+        except ExtractError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        data = cat.to_json()
     elapsed = time.perf_counter() - start
-    report = compare(cat.to_json(), args.column, load_tsv(args.tsv), everywhere=COMPARED if args.all else ())
+    report = compare(data, args.column, load_tsv(args.tsv), everywhere=COMPARED if args.all else ())
     print(report.summary())
-    print(f"extraction took {elapsed:.2f} s; parsed {len(cat.parsed_files)} files")
-    conditional = {o: f.condition for f in cat.flags if f.condition for o in f.option_strings}
+    if cat is not None:
+        print(f"extraction took {elapsed:.2f} s; parsed {len(cat.parsed_files)} files")
+    conditional = {o: f.condition for f in (cat.flags if cat else []) if f.condition for o in f.option_strings}
     for flag in report.extra:
         print(f"  extra   {flag}" + (f"   (only if {conditional[flag]})" if flag in conditional else ""))
     for flag in report.missing:
@@ -193,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.verbose:
         for flag, src in report.computed_defaults:
             print(f"  computed default {flag}: {src}")
-        for w in cat.warnings:
+        for w in cat.warnings if cat else []:
             print(f"  warning: {w}")
     return 0
 

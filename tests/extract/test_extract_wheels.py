@@ -7,6 +7,7 @@ installed) and cached under the system temp directory. The tests are skipped onl
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import tempfile
@@ -100,3 +101,10 @@ def test_wheels_between_table_versions_have_every_flag_of_both_neighbours(versio
     options = set(cat.by_option())
     both = {flag for flag, row in rows.items() if "0.15" in row.present_in and "0.19" in row.present_in}
     assert sorted(both - options) == []
+
+
+def test_shipped_0_19_0_catalogue_is_what_the_extractor_reads_from_the_wheel():
+    # The data file comes from git tag core_v0.19.0, whose megatron/ the 0.19.0 wheel ships unchanged.
+    shipped = json.loads((Path(__file__).resolve().parents[2] / "megalint/data/catalogue-extracted/0.19.0.json")
+                         .read_text(encoding="utf-8"))
+    assert catalogue("0.19.0").to_json()["flags"] == shipped["flags"]

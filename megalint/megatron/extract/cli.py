@@ -1,6 +1,7 @@
 """`megalint catalogue --from PATH [-o FILE] [--version-label X]`: write a flag catalogue as JSON.
 
-Exit codes: 0 written; 2 bad input (no such path, not a Megatron-LM tree or wheel, unreadable output file).
+Exit codes: 0 written; 2 bad input (no such path, not a Megatron-LM tree or wheel, unwritable output file);
+3 an internal error of the extractor.
 """
 
 from __future__ import annotations
@@ -53,6 +54,10 @@ def main(argv: list[str]) -> int:
     except ExtractError as exc:
         print(f"megalint catalogue: error: {exc}", file=sys.stderr)
         return 2
+    except Exception as exc:  # a defect in the extractor, not in the input: say so in one line
+        print(f"megalint catalogue: internal error while reading {args.source}: {type(exc).__name__}: {exc}",
+              file=sys.stderr)
+        return 3
     if not args.quiet:
         for w in catalogue.warnings:
             print(f"megalint catalogue: warning: {w}", file=sys.stderr)

@@ -18,8 +18,8 @@ import libcst as cst
 
 from .kwargs import action_name, nargs_value, type_name
 from .model import Flag, build_flag
-from .pymodules import ClassRef, ExternalRef, dotted_name
-from .values import EnumClass, Evaluator, Expr, NotLiteral, Scope
+from .pymodules import ClassRef, ExternalRef, ValueRef, dotted_name
+from .values import EnumClass, Evaluator, Expr, LocalValue, NotLiteral, Scope
 
 ENUM_CONVERTER = "enum_type_handler"  # the name of the converter ArgumentGroupFactory builds for enums
 
@@ -361,9 +361,6 @@ class DataclassReader:
         node = f.metadata
         if isinstance(node, (cst.Name, cst.Attribute)):
             ref = scope.resolve(node)
-            from .values import LocalValue
-            from .pymodules import ValueRef
-
             if isinstance(ref, (ValueRef, LocalValue)):
                 node = ref.expr
         if not isinstance(node, cst.Dict):
