@@ -163,3 +163,36 @@ def test_syntax_error_is_reported(tmp_path):
     root = _mini(tmp_path, "def parse_args(:\n")
     with pytest.raises(ExtractError, match="cannot be parsed"):
         extract_catalogue(root)
+
+
+def test_argument_functions_in_another_module_are_followed_when_given_the_parser(tmp_path):
+    root = _mini(tmp_path, '''
+import argparse
+from megatron.training import more_args
+from megatron.training.utils import print_banner
+
+def parse_args():
+    parser = argparse.ArgumentParser()
+    print_banner("x")
+    parser = more_args.add_more(parser)
+    from megatron.training.more_args import add_local
+    group = parser.add_argument_group(title="g")
+    add_local(group)
+    return parser.parse_args()
+''', {
+        "megatron/training/more_args.py": '''
+def add_more(parser):
+    parser.add_argument("--more", type=int, default=3)
+    return parser
+
+def add_local(group):
+    group.add_argument("--local-flag", action="store_true")
+''',
+        "megatron/training/utils.py": "def print_banner(text):\n    print(text)\n",
+    })
+    cat = extract_catalogue(root)
+    assert [(f.option_strings, f.origin) for f in cat.flags] == [
+        (["--more"], "arguments.py:megatron.training.more_args.add_more"),
+        (["--local-flag"], "arguments.py:megatron.training.more_args.add_local"),
+    ]
+    assert "megatron/training/utils.py" not in cat.parsed_files

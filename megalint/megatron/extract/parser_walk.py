@@ -44,28 +44,35 @@ class ParserWalker:
         self.dataclasses = DataclassReader(self.evaluator, warnings)
         self.warnings = warnings
         self.flags: list[Flag] = []
-        self._stack: list[str] = []
+        self._stack: list[int] = []
+        # names that hold the parser or one of its groups, per function scope: a call passing one of them into
+        # another module's function is followed, since that function may add arguments
+        self._parsers: dict[int, set[str]] = {}
 
     def run(self) -> list[Flag]:
         entry = next((name for name in ENTRY_FUNCTIONS if self.module.function(name) is not None), None)
         if entry is None:
             raise LookupError(f"no {' or '.join(ENTRY_FUNCTIONS)} function in {self.module.name}")
-        self.walk_function(self.module.function(entry), ())  # type: ignore[arg-type]
+        self.walk_function(FuncRef(self.module, self.module.function(entry)), ())  # type: ignore[arg-type]
         return self.flags
 
     # ---- statements --------------------------------------------------------------------------------------
 
-    def walk_function(self, func: cst.FunctionDef, conditions: tuple[str, ...]) -> None:
-        name = func.name.value
-        if name in self._stack:
+    def walk_function(self, ref: FuncRef, conditions: tuple[str, ...]) -> None:
+        func = ref.node
+        if id(func) in self._stack:
             return
-        self._stack.append(name)
+        self._stack.append(id(func))
         try:
-            scope = Scope(self.index, self.module)
+            scope = Scope(self.index, ref.module)
+            params = func.params.params
+            self._parsers[id(scope)] = {params[0].name.value} if params else set()
             body = func.body.body if isinstance(func.body, cst.IndentedBlock) else ()
+            name = ref.name if ref.module is self.module else f"{ref.module.name}.{ref.name}"
             self.walk_block(body, scope, name, conditions)
         finally:
             self._stack.pop()
+            self._parsers.pop(id(scope), None)
 
     def walk_block(self, body, scope: Scope, func: str, conditions: tuple[str, ...]) -> None:
         for stmt in body:
@@ -102,7 +109,7 @@ class ParserWalker:
 
     def walk_small(self, small: cst.BaseSmallStatement, scope: Scope, func: str, conditions: tuple[str, ...]) -> None:
         if isinstance(small, (cst.Import, cst.ImportFrom)):
-            new, _stars = import_bindings(small, self.module.name, self.module.is_package)
+            new, _stars = import_bindings(small, scope.module.name, scope.module.is_package)
             scope.local.update(new)
             return
         collector = _CallCollector()
@@ -113,9 +120,12 @@ class ParserWalker:
                 continue
             self.handle_call(call, scope, func, conditions, handled)
         if isinstance(small, cst.Assign):
+            parser_like = isinstance(small.value, cst.Call) and self._passes_parser(small.value, scope)
             for target in small.targets:
                 if isinstance(target.target, cst.Name):
                     scope.local[target.target.value] = LocalValue(scope.child(), small.value)
+                    if parser_like:
+                        self._parsers.setdefault(id(scope), set()).add(target.target.value)
         elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.value is not None:
             scope.local[small.target.value] = LocalValue(scope.child(), small.value)
         elif isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name):
@@ -134,16 +144,32 @@ class ParserWalker:
             method = call.func.attr.value
             if method == "add_argument":
                 self.add_argument(call, scope, func, condition)
-            elif method == "build_group":
+                return
+            if method == "build_group":
                 factory = self.factory_call(call.func.value, scope)
                 if factory is not None:
                     handled.add(id(factory[0]))
                     self.build_group(factory, scope, func, condition)
+                return
+        if isinstance(call.func, cst.Name) and isinstance(scope.local.get(call.func.value), LocalValue):
             return
-        if isinstance(call.func, cst.Name) and call.func.value not in scope.local:
-            ref = self.index.lookup(self.module, call.func.value)
-            if isinstance(ref, FuncRef) and ref.module is self.module:
-                self.walk_function(ref.node, conditions)
+        local_def = isinstance(call.func, cst.Name) and call.func.value not in scope.local and isinstance(
+            scope.module.bindings.get(call.func.value), cst.FunctionDef
+        )
+        # resolving a name may parse its module: only do so for calls that could add arguments
+        if local_def or self._passes_parser(call, scope):
+            ref = scope.resolve(call.func)
+            if isinstance(ref, FuncRef):
+                self.walk_function(ref, conditions)
+
+    def _passes_parser(self, call: cst.Call, scope: Scope) -> bool:
+        names = self._parsers.get(id(scope), set())
+        if isinstance(call.func, cst.Attribute):
+            if isinstance(call.func.value, cst.Name) and call.func.value.value in names:
+                return True
+            if call.func.attr.value == "ArgumentParser":
+                return True
+        return any(isinstance(a.value, cst.Name) and a.value.value in names for a in call.args)
 
     def factory_call(self, receiver: cst.BaseExpression, scope: Scope):
         """The `ArgumentGroupFactory(...)` call (and its scope) a `.build_group` receiver denotes."""
@@ -198,7 +224,7 @@ class ParserWalker:
             self.warnings.append(f"{func}: {cls.name}: {exc}")
 
     def add_argument(self, call: cst.Call, scope: Scope, func: str, condition: str | None) -> None:
-        line = self.module.tree.code_for_node(call)  # for messages only
+        line = scope.code(call)  # for messages only
         where = f"{func}"
         names: list[str] = []
         kwargs: dict[str, object] = {}
