@@ -1,0 +1,8 @@
+"""Lets the tests import their helpers (synthetic_tree, compare_tsv) whatever pytest's import mode."""
+
+import sys
+from pathlib import Path
+
+_HERE = str(Path(__file__).resolve().parent)
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
