@@ -156,18 +156,88 @@ class _Shape:
     mtp: int = 0
 
 
+def parse_layer_pattern(text: str) -> list[int]:
+    """Megatron's --moe-layer-freq list expression, e.g. "([0]*3+[1]*5)*2" or "[1,0,1]".
+
+    Megatron evaluates it as Python (arguments.py moe_freq_type); only list literals,
+    ``+``, ``*`` and parentheses are accepted here, without eval.
+    """
+    pos = 0
+    s = text.replace(" ", "")
+
+    def expr() -> list[int] | int:
+        nonlocal pos
+        v = term()
+        while pos < len(s) and s[pos] == "+":
+            pos += 1
+            w = term()
+            if not isinstance(v, list) or not isinstance(w, list):
+                raise InvalidConfig(f"bad layer pattern {text!r}")
+            v = v + w
+        return v
+
+    def term() -> list[int] | int:
+        nonlocal pos
+        v = atom()
+        while pos < len(s) and s[pos] == "*":
+            pos += 1
+            w = atom()
+            if isinstance(v, list) and isinstance(w, int):
+                v = v * w
+            elif isinstance(v, int) and isinstance(w, list):
+                v = w * v
+            elif isinstance(v, int) and isinstance(w, int):
+                v = v * w
+            else:
+                raise InvalidConfig(f"bad layer pattern {text!r}")
+        return v
+
+    def atom() -> list[int] | int:
+        nonlocal pos
+        if pos >= len(s):
+            raise InvalidConfig(f"bad layer pattern {text!r}")
+        c = s[pos]
+        if c == "(":
+            pos += 1
+            v = expr()
+            if pos >= len(s) or s[pos] != ")":
+                raise InvalidConfig(f"bad layer pattern {text!r}")
+            pos += 1
+            return v
+        if c == "[":
+            pos += 1
+            items: list[int] = []
+            while pos < len(s) and s[pos] != "]":
+                if s[pos] == ",":
+                    pos += 1
+                    continue
+                n = atom()
+                if not isinstance(n, int):
+                    raise InvalidConfig(f"bad layer pattern {text!r}")
+                items.append(n)
+            pos += 1
+            return items
+        start = pos
+        while pos < len(s) and s[pos].isdigit():
+            pos += 1
+        if start == pos:
+            raise InvalidConfig(f"bad layer pattern {text!r}")
+        return int(s[start:pos])
+
+    v = expr()
+    if pos != len(s):
+        raise InvalidConfig(f"bad layer pattern {text!r}")
+    return v if isinstance(v, list) else [v]
+
+
 def _moe_pattern(freq: Any, L: int) -> list[bool]:
     if isinstance(freq, str):
         s = freq.strip()
-        if s.startswith("["):
-            # "([1]*3+[0]*1)*3" style expressions are Megatron's; only plain lists here.
-            try:
-                vals = [int(x) for x in s.strip("[]").split(",") if x.strip()]
-                if len(vals) == L:
-                    return [bool(v) for v in vals]
-            except ValueError:
-                pass
-            raise InvalidConfig(f"unsupported --moe-layer-freq pattern {freq!r}")
+        if "[" in s:
+            vals = parse_layer_pattern(s)
+            if len(vals) != L:
+                raise InvalidConfig("--moe-layer-freq pattern length differs from --num-layers")
+            return [bool(v) for v in vals]
         freq = int(s)
     if isinstance(freq, (list, tuple)):
         if len(freq) != L:
@@ -291,14 +361,19 @@ def _stage_layers(a: Mapping[str, Any], L: int, pp: int, vpp: int) -> list[list[
     if pp == 1:
         return [list(range(L))]
     if first is None and last is None:
-        if L % (pp * vpp):
-            raise InvalidConfig(f"--num-layers {L} is not divisible by PP x VPP = {pp * vpp}")
-        per = L // (pp * vpp)
+        # Megatron requires divisibility unless a layout / embedding-accounting flag
+        # moves layers; without modelling those, spread the remainder over the
+        # leading chunks.
+        n_chunks = pp * vpp
+        base, extra = divmod(L, n_chunks)
+        sizes = [base + (1 if i < extra else 0) for i in range(n_chunks)]
         ranks: list[list[int]] = [[] for _ in range(pp)]
+        start = 0
         for chunk in range(vpp):
             for r in range(pp):
-                start = (chunk * pp + r) * per
-                ranks[r].extend(range(start, start + per))
+                n = sizes[chunk * pp + r]
+                ranks[r].extend(range(start, start + n))
+                start += n
         return ranks
     f = first if first is not None else None
     l_ = last if last is not None else None
@@ -560,7 +635,7 @@ def estimate(args: Mapping[str, Any], world_size: int, calibration: Calibration 
         terms["grads"] = int(dense * g_b / (shard if fsdp else 1) + expert * g_b / (eshard if fsdp else 1))
         terms["optimizer_state"] = int(dense * o_b / shard + expert * o_b / eshard)
         terms["workspace"] = cal.workspace_bytes
-        if kn.unfused and "core_attn" not in kn.modules:
+        if kn.unfused:
             # DotProductAttention's persistent global matmul buffer ("mpu") and, in the
             # local spec, the cached causal mask
             terms["attention_buffers"] = int(2 * (sh.a / tp) * sh.b * (sh.s / cp) ** 2 + (sh.s ** 2 if kn.local else 0))
@@ -598,9 +673,7 @@ def estimate(args: Mapping[str, Any], world_size: int, calibration: Calibration 
         logits_el = T * sh.V / tp
         if last:
             lh = cal.logits_held_bytes
-            lt = cal.logits_transient_bytes
-            if _truthy(a.get("cross_entropy_loss_fusion")):
-                lt = 0.0
+            lt = cal.logits_transient_bytes + (0.0 if kn.local else cal.te_logits_extra_bytes)
             terms["logits_and_loss"] = int(logits_el * (lh + lt))
             events["loss"] = static + held + outside + logits_el * (lh + lt)
         if not n_layers:
@@ -621,15 +694,22 @@ def estimate(args: Mapping[str, Any], world_size: int, calibration: Calibration 
         stages.append(StageEstimate(stage=name, pp_rank=r, num_layers=n_layers, params=dense + expert,
                                     expert_params=expert, terms=terms, peak_bytes=int(events[ev]), peak_event=ev))
 
-    # outside the allocator
+    # outside the allocator. The caching allocator cannot place a block across
+    # segments, so the largest single tensor can strand its own size in reserved but
+    # unusable memory (seen on H200: 16 GiB score blocks failed at step 2 with
+    # 11.7 GiB free, while 130 GiB peaks with 1.3 GiB blocks ran on a 139.8 GiB card).
     peak = max(s.peak_bytes for s in stages)
+    largest_block = max(
+        2.0 * (sh.a / tp) * (sh.s / cp) ** 2 * sh.b if kn.unfused else 0.0,
+        4.0 * T * sh.V / tp,
+    )
     comms = sum(1 for n in (tp, pp, cp, lay["dp"], ep, etp if etp != tp else 1) if n > 1)
     if lay["dp"] > 1 and cp > 1:
         comms += 1
     over = {
         "cuda_context": CUDA_CONTEXT_BYTES,
         "nccl": NCCL_PER_COMMUNICATOR_BYTES * comms,
-        "fragmentation": int(FRAGMENTATION_FRACTION * peak),
+        "fragmentation": int(max(FRAGMENTATION_FRACTION * peak, largest_block)),
     }
     return MemoryEstimate(stages=tuple(stages), overhead_bytes=sum(over.values()), overhead_terms=over,
                           world_size=world, layout=lay, assumptions=tuple(assumptions))
