@@ -1,0 +1,119 @@
+import json
+from pathlib import Path
+
+import pytest
+
+from megalint.memory import InvalidConfig, estimate, pad_vocab, parse_layer_pattern, suggest
+from megalint.memory.estimator import _inflight
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+GIB = 2**30
+
+LLAMA2_7B = {
+    "num_layers": 32, "hidden_size": 4096, "ffn_hidden_size": 11008, "num_attention_heads": 32,
+    "seq_length": 4096, "max_position_embeddings": 4096, "micro_batch_size": 1, "swiglu": True,
+    "normalization": "RMSNorm", "position_embedding_type": "rope", "add_bias_linear": False,
+    "untie_embeddings_and_output_weights": True, "padded_vocab_size": 32000, "bf16": True,
+}
+
+
+def test_llama2_7b_parameter_count_is_exact():
+    e = estimate(LLAMA2_7B, 1)
+    # Llama-2-7B has 6,738,415,616 parameters
+    assert e.stages[0].params == 6_738_415_616
+
+
+def test_gqa_changes_only_kv_projection():
+    mha = estimate(LLAMA2_7B, 1).stages[0].params
+    gqa = estimate(dict(LLAMA2_7B, group_query_attention=True, num_query_groups=8), 1).stages[0].params
+    assert mha - gqa == 32 * 4096 * 2 * (4096 - 8 * 128)
+
+
+def test_bytes_per_parameter_follow_megatron_table():
+    args = dict(LLAMA2_7B, use_distributed_optimizer=False)
+    s = estimate(args, 1).stages[0]
+    per = (s.terms["params"] + s.terms["grads"] + s.terms["optimizer_state"]) / s.params
+    assert per == pytest.approx(18.0)
+    s8 = estimate(dict(LLAMA2_7B, use_distributed_optimizer=True, tensor_model_parallel_size=8, global_batch_size=8), 64).stages[0]
+    per8 = (s8.terms["params"] + s8.terms["grads"] + s8.terms["optimizer_state"]) / s8.params
+    assert per8 == pytest.approx(6 + 12 / 8)
+
+
+def test_fp16_and_fp32_bytes():
+    s = estimate(dict(LLAMA2_7B, bf16=False, fp16=True), 1).stages[0]
+    assert (s.terms["params"] + s.terms["grads"] + s.terms["optimizer_state"]) / s.params == pytest.approx(20.0)
+    s = estimate(dict(LLAMA2_7B, bf16=False), 1).stages[0]
+    assert (s.terms["params"] + s.terms["grads"] + s.terms["optimizer_state"]) / s.params == pytest.approx(16.0)
+
+
+def test_korthikanti_table2_gpt3_layer():
+    # GPT-3-like layer, no SP, TP t, unfused attention, dropout on: sbh(10 + 24/t + 5as/(ht))
+    from megalint.memory.calibration import DEFAULT_CALIBRATION
+    from megalint.memory.estimator import _kernels, _layer_activation, _shape
+    from megalint.memory.defaults import with_defaults
+    s, b, h, a, t = 2048, 1, 4096, 32, 4
+    args = with_defaults(dict(num_layers=1, hidden_size=h, num_attention_heads=a, seq_length=s, micro_batch_size=b,
+                              padded_vocab_size=51200, attention_backend="unfused", tensor_model_parallel_size=t))
+    sh, kn = _shape(args, t), _kernels(args, t)
+    act, _ = _layer_activation(sh, kn, False, t, 1, 1, t, DEFAULT_CALIBRATION)
+    assert act == pytest.approx(s * b * h * (10 + 24 / t + 5 * a * s / (h * t)))
+    args["sequence_parallel"] = True
+    kn = _kernels(args, t)
+    act, _ = _layer_activation(sh, kn, False, t, 1, 1, t, DEFAULT_CALIBRATION)
+    assert act == pytest.approx(s * b * h * (34 / t + 5 * a * s / (h * t)))
+
+
+def test_flash_attention_drops_score_term_and_cp_divides():
+    base = dict(LLAMA2_7B, tensor_model_parallel_size=1, transformer_impl="transformer_engine")
+    e1 = estimate(base, 1).stages[0].terms["activations"]
+    e2 = estimate(dict(base, context_parallel_size=2, global_batch_size=1), 2).stages[0].terms["activations"]
+    assert e2 == pytest.approx(e1 / 2, rel=1e-6)
+
+
+def test_pipeline_inflight_microbatches():
+    assert _inflight(4, 0, 1, 8) == 4 and _inflight(4, 3, 1, 8) == 1 and _inflight(4, 0, 1, 2) == 2
+    # interleaved first stage: Megatron's 1 + (p-1)/(p*v) penalty, in units of stage layers x p
+    assert _inflight(4, 0, 2, 64) == pytest.approx(4 * (1 + 3 / 8))
+
+
+def test_stages_and_embedding_placement():
+    e = estimate(dict(LLAMA2_7B, pipeline_model_parallel_size=4, global_batch_size=8), 4)
+    names = [s.stage for s in e.stages]
+    assert names == ["first", "middle", "last"]
+    first, last = e.stage("first"), e.stage("last")
+    assert "logits_and_loss" in last.terms and "logits_and_loss" not in first.terms
+    assert first.num_layers == 8
+
+
+def test_moe_pattern_and_expert_sharding():
+    assert parse_layer_pattern("([0]*1+[1]*3)*2") == [0, 1, 1, 1, 0, 1, 1, 1]
+    with pytest.raises(InvalidConfig):
+        parse_layer_pattern("__import__('os')")
+    args = dict(LLAMA2_7B, num_layers=8, num_experts=8, moe_ffn_hidden_size=1024, moe_router_topk=2,
+                expert_model_parallel_size=4, global_batch_size=4)
+    e = estimate(args, 4).stages[0]
+    per_expert = 3 * 4096 * 1024
+    assert e.expert_params == 8 * 2 * per_expert  # 8 MoE layers x 2 local experts
+
+
+def test_missing_and_invalid():
+    e = estimate({"num_layers": 2}, 1)
+    assert not e.complete and e.peak_bytes is None and "hidden_size" in e.missing
+    with pytest.raises(InvalidConfig):
+        estimate(dict(LLAMA2_7B, tensor_model_parallel_size=3), 4)
+    assert pad_vocab(50257, 128, 2) == 50432
+
+
+def test_recompute_lowers_memory_and_suggest_orders_fits_first():
+    big = dict(LLAMA2_7B, micro_batch_size=4, transformer_impl="local")
+    none = estimate(big, 1).peak_bytes
+    sel = estimate(dict(big, recompute_granularity="selective"), 1).peak_bytes
+    full = estimate(dict(big, recompute_granularity="full", recompute_method="uniform", recompute_num_layers=1), 1).peak_bytes
+    assert full < sel < none
+    out = suggest(big, 1, 140 * GIB)
+    assert out and all(s.flags for s in out)
+    fits = [s.fits for s in out]
+    assert fits == sorted(fits, reverse=True)
+    assert all("--tensor-model-parallel-size" not in " ".join(s.flags) for s in out)  # world size 1
+    json.dumps([s.to_json() for s in out])
+    json.dumps(estimate(big, 1).to_json())
