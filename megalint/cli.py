@@ -59,20 +59,62 @@ def _parse_assume(items: list[str]) -> dict[str, str]:
     return out
 
 
-SUBCOMMANDS = {"model": _model_cmd}
+def _rules_cmd(argv: list[str]) -> int:
+    from megalint.lint import rule_metas
+    from megalint.engine import load_rules
+
+    p = argparse.ArgumentParser(prog="megalint rules", description="List every rule.")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--rule-dir", action="append", default=[])
+    a = p.parse_args(argv)
+    rules = load_rules(a.rule_dir)
+    if a.json:
+        print(json.dumps([r.to_json() for r in sorted(rules, key=lambda r: r.code)], indent=2, ensure_ascii=False))
+        return EXIT_CLEAN
+    metas = rule_metas(rules)
+    for code in sorted(metas):
+        m = metas[code]
+        print(f"{code:7} {m.name:40} {m.severity.value:8} {m.summary}")
+    return EXIT_CLEAN
+
+
+def _rule_cmd(argv: list[str]) -> int:
+    from megalint.lint import rule_metas
+    from megalint.engine import load_rules
+
+    p = argparse.ArgumentParser(prog="megalint rule", description="Show one rule's documentation.")
+    p.add_argument("name", help="a rule code or name")
+    p.add_argument("--rule-dir", action="append", default=[])
+    a = p.parse_args(argv)
+    metas = rule_metas(load_rules(a.rule_dir))
+    m = metas.get(a.name) or next((x for x in metas.values() if x.name == a.name), None)
+    if m is None:
+        raise UsageError(f"unknown rule `{a.name}` (see `megalint rules`)")
+    print(f"{m.code} {m.name} ({m.severity.value})\n")
+    print(m.help_text())
+    return EXIT_CLEAN
+
+
+def _catalogue_cmd(argv: list[str]) -> int:
+    from megalint.megatron.extract import catalogue_main
+
+    return catalogue_main(argv)
+
+
+SUBCOMMANDS = {"model": _model_cmd, "rules": _rules_cmd, "rule": _rule_cmd, "catalogue": _catalogue_cmd}
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        if argv and argv[0] in SUBCOMMANDS:
-            return SUBCOMMANDS[argv[0]](argv[1:])
-        if argv and argv[0] in ("--version", "-V"):
-            print(f"megalint {__version__}")
-            return EXIT_CLEAN
-        from megalint.lint import lint_main
+        from megalint.lint import handle_errors, lint_main, version_text
 
-        return lint_main(argv)
+        if argv and argv[0] in SUBCOMMANDS:
+            return handle_errors(SUBCOMMANDS[argv[0]], argv[1:])
+        if argv and argv[0] in ("--version", "-V"):
+            print(version_text())
+            return EXIT_CLEAN
+        return handle_errors(lint_main, argv)
     except UsageError as exc:
         print(f"megalint: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -13,7 +13,7 @@ from megalint.shell.facts import ShellFinding
 from megalint.shell.parse import ParsedScript
 
 _SKIP_CONTEXT = {"comment", "string", "raw_string", "heredoc_body", "heredoc_content", "string_content", "ansi_c_string"}
-MAX_PARSE_ERRORS = 3
+MAX_PARSE_ERRORS = 1  # later errors are mostly the same one, seen again by error recovery
 
 
 def find_hazards(ps: ParsedScript) -> list[ShellFinding]:
