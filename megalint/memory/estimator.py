@@ -46,12 +46,28 @@ class StageEstimate:
     peak_bytes: int  # predicted torch.cuda.max_memory_allocated()
     peak_event: str
 
+    @property
+    def peak_terms(self) -> dict[str, int]:
+        """The terms alive together at the peak event; they add up to peak_bytes."""
+        keep = STATIC_TERMS + EVENT_TERMS.get(self.peak_event, ())
+        return {k: v for k, v in self.terms.items() if k in keep}
+
     def to_json(self) -> dict[str, Any]:
         return {
             "stage": self.stage, "pp_rank": self.pp_rank, "num_layers": self.num_layers,
             "params": self.params, "expert_params": self.expert_params,
             "terms": dict(self.terms), "peak_bytes": self.peak_bytes, "peak_event": self.peak_event,
+            "peak_terms": self.peak_terms,
         }
+
+
+# Which terms each moment of a step holds besides the static ones (see `estimate`).
+STATIC_TERMS = ("params", "grads", "optimizer_state", "workspace", "attention_buffers")
+EVENT_TERMS = {
+    "loss": ("activations", "embedding_and_final_norm_activations", "logits_and_loss"),
+    "backward": ("activations", "embedding_and_final_norm_activations", "backward_transient"),
+    "optimizer_step": ("optimizer_step_transient",),
+}
 
 
 @dataclass(frozen=True)
