@@ -117,3 +117,34 @@ def test_recompute_lowers_memory_and_suggest_orders_fits_first():
     assert all("--tensor-model-parallel-size" not in " ".join(s.flags) for s in out)  # world size 1
     json.dumps([s.to_json() for s in out])
     json.dumps(estimate(big, 1).to_json())
+
+
+LLAMA2_70B = dict(LLAMA2_7B, num_layers=80, hidden_size=8192, num_attention_heads=64, group_query_attention=True,
+                  num_query_groups=8, ffn_hidden_size=28672, global_batch_size=1024)
+
+
+def test_plan_finds_cheapest_fitting_combination_and_it_really_fits():
+    from megalint.memory.suggest import plan
+
+    usable = 80 * GIB
+    assert estimate(LLAMA2_70B, 32).device_bytes > 10 * usable
+    p = plan(LLAMA2_70B, 32, usable, gpus_per_node=8)
+    assert p is not None and p.fits and p.device_bytes <= usable
+    again = estimate(dict(LLAMA2_70B, **p.changes), 32)
+    assert again.device_bytes == p.device_bytes
+    assert p.changes.get("use_distributed_optimizer") is True  # free, and needed at this size
+    tp = p.changes.get("tensor_model_parallel_size", 1)
+    assert 64 % tp == 0 and 8 % tp == 0  # heads and query groups split whole
+    # nothing fits on one GPU: no plan rather than an invalid layout
+    assert plan(LLAMA2_70B | {"global_batch_size": 1}, 1, usable) is None
+
+
+def test_usable_memory_of_families_is_an_upper_bound():
+    from megalint.hardware.profiles import find_gpu
+    from megalint.memory.report import usable_memory, usable_min
+
+    assert usable_memory(find_gpu("h200")) == (find_gpu("h200").memory_bytes, False)
+    top, upper = usable_memory(find_gpu("a100"))
+    assert upper and top == find_gpu("a100-80gb").memory_bytes
+    assert usable_min(find_gpu("a100")) == find_gpu("a100-40gb").memory_bytes
+    assert usable_memory(None) == (None, False)
