@@ -452,7 +452,11 @@ def _kernels(a: Mapping[str, Any], tp: int) -> _Kernels:
         tsp=tp if (_truthy(a.get("sequence_parallel")) and tp > 1) else 1,
         dropout_h=float(a.get("hidden_dropout") or 0) > 0,
         dropout_attn=float(a.get("attention_dropout") or 0) > 0,
-        softmax_fp32=_truthy(a.get("attention_softmax_in_fp32")),
+        # An fp32 softmax output is kept for backward only when the softmax runs as torch
+        # ops: Megatron's local attention without the fused masked-softmax kernel. The
+        # fused kernels (Megatron's, and Transformer Engine's unfused attention) compute
+        # in fp32 but save their output in the input dtype.
+        softmax_fp32=_truthy(a.get("attention_softmax_in_fp32")) and local and not _truthy(a.get("masked_softmax_fusion")),
         swiglu_fused=_truthy(a.get("bias_swiglu_fusion")) or not local,
         gelu_fused=_truthy(a.get("bias_gelu_fusion")) or not local,
         recompute=rg, modules=frozenset(mods or ()), method=a.get("recompute_method"),
@@ -651,10 +655,12 @@ def estimate(args: Mapping[str, Any], world_size: int, calibration: Calibration 
         terms["grads"] = int(dense * g_b / (shard if fsdp else 1) + expert * g_b / (eshard if fsdp else 1))
         terms["optimizer_state"] = int(dense * o_b / shard + expert * o_b / eshard)
         terms["workspace"] = cal.workspace_bytes
-        if kn.unfused:
-            # DotProductAttention's persistent global matmul buffer ("mpu") and, in the
-            # local spec, the cached causal mask
-            terms["attention_buffers"] = int(2 * (sh.a / tp) * sh.b * (sh.s / cp) ** 2 + (sh.s ** 2 if kn.local else 0))
+        if kn.local:
+            # Megatron's own DotProductAttention (local spec) keeps a persistent global
+            # matmul buffer ("mpu") and the cached causal mask. With the Transformer Engine
+            # spec, --attention-backend unfused runs TE's UnfusedDotProductAttention, which
+            # allocates its score tensor per call (it is counted with the layer).
+            terms["attention_buffers"] = int(2 * (sh.a / tp) * sh.b * (sh.s / cp) ** 2 + sh.s ** 2)
         static = sum(terms.values())
 
         # activations held when the last micro-batch in flight reaches its backward
