@@ -111,7 +111,8 @@ def choose_gpu(facts: ScriptFacts, configured: str | None) -> tuple[GpuProfile |
 _MEMORY_EXTRA = ("num_layers", "hidden_size", "num_attention_heads", "seq_length", "micro_batch_size",
                  "global_batch_size", "max_position_embeddings", "recompute_activations",
                  "num_layers_in_first_pipeline_stage", "num_layers_in_last_pipeline_stage",
-                 "virtual_pipeline_model_parallel_size")
+                 "virtual_pipeline_model_parallel_size", "cuda_graph_impl", "enable_cuda_graph",
+                 "external_cuda_graph", "fine_grained_activation_offloading", "cpu_offloading")
 
 
 def _memory(bound: BoundArgs, world: int | None, derived: dict | None = None,

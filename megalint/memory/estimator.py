@@ -434,6 +434,15 @@ class _Kernels:
     rnum: int
 
 
+def _words(v: Any) -> list[str] | None:
+    """A nargs='*' argument given as one string ("[a b]" or "a,b") or as a list."""
+    if v is None:
+        return None
+    if isinstance(v, str):
+        return [w for w in v.replace("[", " ").replace("]", " ").replace(",", " ").split() if w]
+    return [str(w) for w in v]
+
+
 def _kernels(a: Mapping[str, Any], tp: int) -> _Kernels:
     local = str(a.get("transformer_impl")) == "local"
     backend = str(a.get("attention_backend") or "auto").split(".")[-1].lower()
@@ -442,9 +451,7 @@ def _kernels(a: Mapping[str, Any], tp: int) -> _Kernels:
     rg = None if rg in (None, "", "none") else str(rg)
     if _truthy(a.get("recompute_activations")) and rg is None:
         rg = "selective"
-    mods = a.get("recompute_modules")
-    if isinstance(mods, str):
-        mods = mods.split()
+    mods = _words(a.get("recompute_modules"))
     if rg == "selective" and not mods:
         mods = ["core_attn"]
     return _Kernels(
@@ -605,6 +612,13 @@ def estimate(args: Mapping[str, Any], world_size: int, calibration: Calibration 
     dist = _truthy(a.get("use_distributed_optimizer")) or fsdp
     shard = max(1, lay["dp"] * cp // lay["instances"]) if dist else 1
     eshard = max(1, lay["edp"] // lay["instances"]) if dist else 1
+    if str(a.get("cuda_graph_impl") or "none") != "none" or _truthy(a.get("enable_cuda_graph")) \
+            or _truthy(a.get("external_cuda_graph")):
+        assumptions.append("CUDA graphs not modelled: their static buffers and private pools add memory "
+                           "(several GiB reported), so the estimate is low")
+    if _truthy(a.get("fine_grained_activation_offloading")) or _truthy(a.get("cpu_offloading")):
+        assumptions.append("activation offloading not modelled: offloaded activations are counted on the GPU, "
+                           "so the estimate is high")
     if _truthy(a.get("use_precision_aware_optimizer")):
         assumptions.append("precision-aware optimizer modelled as the default fp32 states")
     step_tmp = 4 if str(a.get("optimizer_impl")) == "torch" else 0

@@ -148,3 +148,13 @@ def test_usable_memory_of_families_is_an_upper_bound():
     assert upper and top == find_gpu("a100-80gb").memory_bytes
     assert usable_min(find_gpu("a100")) == find_gpu("a100-40gb").memory_bytes
     assert usable_memory(None) == (None, False)
+
+
+def test_recompute_modules_as_one_string_and_unmodelled_features_are_stated():
+    base = dict(LLAMA2_7B, recompute_granularity="selective", transformer_impl="local")
+    as_list = estimate(dict(base, recompute_modules=["core_attn", "layernorm"]), 1).peak_bytes
+    assert estimate(dict(base, recompute_modules="[core_attn layernorm]"), 1).peak_bytes == as_list
+    assert estimate(dict(base, recompute_modules="core_attn,layernorm"), 1).peak_bytes == as_list
+    e = estimate(dict(LLAMA2_7B, cuda_graph_impl="transformer_engine"), 1)
+    assert any("CUDA graphs" in a for a in e.assumptions)
+    assert not estimate(LLAMA2_7B, 1).assumptions
