@@ -257,7 +257,7 @@ def _fill(cfg: Config, table: dict) -> None:
         if want is list:
             for item in value:
                 if not isinstance(item, str):
-                    raise err((key,), f"`{key}` must be an array of strings, not of {_type_name(item)}s")
+                    raise err((key,), f"`{key}` must be an array of strings, not an array with {_type_name(item)}")
     cfg.megatron_version = table.get("megatron-version")
     if cfg.megatron_version is not None:
         from megalint.megatron.versions import VersionError, parse_version
@@ -315,6 +315,11 @@ def find_config(start: str) -> str | None:
         d = parent
 
 
+# `[tool.megalint]`, `[tool.megalint.x]`, or `megalint = …` / `tool.megalint = …` as a key.
+_MEGALINT_TABLE = re.compile(rb"(?m)^[ \t]*(?:\[[ \t]*tool[ \t]*\.[ \t]*megalint[ \t]*[\].]"
+                             rb"|(?:tool[ \t]*\.[ \t]*)?megalint[ \t]*(?:=|\.))")
+
+
 def config_in(folder: str) -> str | None:
     """The configuration file in `folder` itself, if any."""
     for name in CONFIG_NAMES:
@@ -325,7 +330,7 @@ def config_in(folder: str) -> str | None:
     if os.path.isfile(p):
         try:
             with open(p, "rb") as fh:
-                if re.search(rb"(?m)^[ \t]*\[[ \t]*tool[ \t]*\.[ \t]*megalint[ \t]*[\].]", fh.read()):
+                if _MEGALINT_TABLE.search(fh.read()):
                     return p
         except OSError:
             pass

@@ -42,7 +42,7 @@ class Excludes:
 
     def __init__(self, patterns: list[str], base: str):
         self.base = os.path.abspath(base)
-        self.spec = pathspec.PathSpec.from_lines("gitwildmatch", patterns) if patterns else None
+        self.spec = pathspec.GitIgnoreSpec.from_lines(patterns) if patterns else None
 
     def match(self, path: str, is_dir: bool = False) -> bool:
         if self.spec is None:
