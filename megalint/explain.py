@@ -19,7 +19,7 @@ from megalint.engine import Evaluation, RuleSet, Target, evaluate
 from megalint.engine.evaluate import FAILED, FIRED, NOT_APPLICABLE, PASSED, UNDECIDED
 from megalint.pipeline import SHELL_CATEGORY, FileResult, lint_text
 from megalint.shell.parse import InputError, decode
-from megalint.suppress import apply_suppressions, parse_directives
+from megalint.suppress import apply_suppressions
 
 GROUPS = ("fired", "undecided", "failed", "passed", "not-applicable")
 HEADINGS = {
@@ -73,7 +73,9 @@ def _finding(d: Diagnostic, suppressed: bool) -> dict:
 def explain_result(result: FileResult, rules: RuleSet, text: str) -> dict:
     launch_rules = RuleSet([r for r in rules if r.category != SHELL_CATEGORY])
     shell_rules = RuleSet([r for r in rules if r.category == SHELL_CATEGORY])
-    directives = parse_directives(text, result.path)
+    from megalint.lint import directives as find_directives
+
+    directives = find_directives(result, text, result.path)
     known = {r.code: r.name for r in rules}
 
     def suppressed_ids(diags: list[Diagnostic]) -> set[int]:

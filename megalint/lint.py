@@ -251,7 +251,7 @@ def finalise(result: FileResult, text: str, setup: Setup, shown: str) -> list[Di
     raw = [d for d in result.diagnostics if not _named(d, ignored)]
     enabled = [c for c in setup.codes_on if not any(_named_code(c, setup.metas[c].name, t) for t in ignored)]
     undecided = {u.rule.code for u in result.evaluation.undecided}
-    kept, own = apply_suppressions(raw, parse_directives(text, shown), setup.metas, enabled=enabled,
+    kept, own = apply_suppressions(raw, directives(result, text, shown), setup.metas, enabled=enabled,
                                    undecided=undecided)
     own = [d for d in own if d.code in setup.codes_on and not _named(d, ignored)]
     out = []
@@ -259,6 +259,13 @@ def finalise(result: FileResult, text: str, setup: Setup, shown: str) -> list[Di
         sev = severity_for(d.code, d.name, d.severity, setup.config.severity)
         out.append(replace(d, severity=sev) if sev != d.severity else d)
     return sorted(out, key=lambda d: d.sort_key())
+
+
+def directives(result: FileResult, text: str, shown: str):
+    # The pipeline's parse has the comments right where tree-sitter alone would not (after
+    # an unfilled `<placeholder>`, which it rewrites before parsing).
+    comments = [span for _, span in result.facts.comments if span.path == shown]
+    return parse_directives(text, shown, comments=comments)
 
 
 def _named(d: Diagnostic, selectors: list[str]) -> bool:
