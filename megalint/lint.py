@@ -262,9 +262,17 @@ def finalise(result: FileResult, text: str, setup: Setup, shown: str) -> list[Di
 
 
 def directives(result: FileResult, text: str, shown: str):
-    # The pipeline's parse has the comments right where tree-sitter alone would not (after
-    # an unfilled `<placeholder>`, which it rewrites before parsing).
-    comments = [span for _, span in result.facts.comments if span.path == shown]
+    # The pipeline's parse has the comments right where tree-sitter alone does not (after an
+    # unfilled `<placeholder>`, which it rewrites before parsing).
+    # A comment never owns the `\r` of a CRLF line end, which tree-sitter counts in it: a fix
+    # that removes the comment must leave the line end alone.
+    comments = []
+    for _, span in result.facts.comments:
+        if span.path != shown:
+            continue
+        if span.end > span.start and text[span.end - 1:span.end] == "\r":
+            span = replace(span, end=span.end - 1, end_col=span.end_col - 1)
+        comments.append(span)
     return parse_directives(text, shown, comments=comments)
 
 
