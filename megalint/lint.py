@@ -458,7 +458,7 @@ def _emit(targets, diags, sources, metas, args, stream: TextIO) -> None:
     for target in targets:
         to_file = target.path is not None
         is_tty = (not to_file) and _isatty(stream)
-        color = target.format in HUMAN_FORMATS and color_enabled(args.color, is_tty)
+        color = not to_file and target.format in HUMAN_FORMATS and color_enabled(args.color, is_tty)
         opts = RenderOptions(color=color, width=_width(is_tty), root=root, unsafe_fixes=args.unsafe_fixes,
                              step_summary=step_summary, tool_version=__version__)
         text = render(target.format, diags, sources, metas, opts)
@@ -466,6 +466,7 @@ def _emit(targets, diags, sources, metas, args, stream: TextIO) -> None:
             text += "\n"
         if to_file:
             try:
+                os.makedirs(os.path.dirname(os.path.abspath(target.path)), exist_ok=True)
                 with open(target.path, "w", encoding="utf-8") as fh:
                     fh.write(text)
             except OSError as exc:
