@@ -177,7 +177,6 @@ def explain_main(argv: list[str]) -> int:
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     add_analysis_options(p)
     args = p.parse_args(argv)
-    args.rule_dir = args.rule_dir or []
     check_analysis_options(args)
     runner = Runner(args)
     reports = []

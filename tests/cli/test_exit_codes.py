@@ -6,7 +6,6 @@ import os
 
 import pytest
 
-from megalint import pipeline
 from megalint.lint import build_parser
 
 from .conftest import CLEAN, ERROR, INFO, WARN

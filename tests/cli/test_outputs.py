@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from .conftest import ERROR, FIXTURES, REPO
+from .conftest import ERROR, REPO
 
 GOLDEN = REPO / "tests" / "cli" / "golden"
 ESC = "\x1b["

@@ -54,7 +54,6 @@ def test_disable_enable_range(megalint, scripts):
 
 
 def test_disable_without_enable_runs_to_the_end(megalint, scripts):
-    text = BODY + "# megalint: disable[ML1]\n"
     _, found = findings(megalint, scripts, "# megalint: disable[ML1]\n" + BODY)
     assert sorted(found) == [("ML014", 2), ("ML301", 3)]
 
