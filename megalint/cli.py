@@ -1,4 +1,4 @@
-"""Command-line entry point: argument parsing and exit codes only.
+"""Command-line entry point: the subcommands and the one place errors become exit codes.
 
 Exit codes: 0 clean, 1 findings at or above the failure threshold, 2 usage/config/rule-file or
 input error, 3 internal error (one line, no traceback).
@@ -7,22 +7,22 @@ input error, 3 internal error (one line, no traceback).
 from __future__ import annotations
 
 import argparse
+import difflib
+import importlib.util
 import json
 import os
 import sys
+import textwrap
 
-from megalint import __version__
+from megalint.config import UsageError
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
-
-
-class UsageError(Exception):
-    pass
 
 
 def _model_cmd(argv: list[str]) -> int:
     from megalint.launch.extract import extract_launches
     from megalint.launch.view import model_json, model_text
+    from megalint.lint import parse_assume
     from megalint.shell.analyze import analyze_file
     from megalint.shell.parse import InputError
 
@@ -32,15 +32,13 @@ def _model_cmd(argv: list[str]) -> int:
     p.add_argument("--assume", action="append", default=[], metavar="NAME=VALUE",
                    help="give an environment input a value (repeatable)")
     args = p.parse_args(argv)
-    assume = _parse_assume(args.assume)
+    assume = parse_assume(args.assume)
     try:
         facts = analyze_file(args.script, assume=assume)
     except InputError as exc:
-        print(f"megalint: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageError(str(exc)) from None
     except OSError as exc:
-        print(f"megalint: {args.script}: cannot read: {exc.strerror or exc}", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageError(f"{args.script}: cannot read: {exc.strerror or exc}") from None
     launches = extract_launches(facts)
     if args.json:
         print(json.dumps(model_json(facts, launches), indent=2, ensure_ascii=False))
@@ -49,50 +47,122 @@ def _model_cmd(argv: list[str]) -> int:
     return EXIT_CLEAN
 
 
-def _parse_assume(items: list[str]) -> dict[str, str]:
-    out = {}
-    for item in items:
-        if "=" not in item:
-            raise UsageError(f"--assume takes NAME=VALUE, got {item!r}")
-        k, v = item.split("=", 1)
-        out[k.strip()] = v
-    return out
+# -- rule documentation --------------------------------------------------------------------
+
+def _load(rule_dirs: list[str]):
+    from megalint.engine import load_rules
+
+    return load_rules(rule_dirs)
+
+
+def rule_json(code: str, rules, metas) -> dict:
+    """What `megalint rule --json` and `megalint rules --json` print for one rule."""
+    rule = rules.get(code)
+    if rule is not None:
+        data = rule.to_json()
+        data["summary"] = metas[code].summary
+        return data
+    from megalint.suppress import UNUSED
+
+    m = metas[code]
+    fix = {"message": "remove the unused codes or comment", "applicability": "safe"} if code == UNUSED else None
+    return {"code": m.code, "name": m.name, "severity": m.severity.value, "category": "suppression",
+            "status": "stable", "summary": m.summary, "fix": fix,
+            "docs": {"what": m.what or m.summary, "why": m.why, "example": m.example or None,
+                     "use_instead": m.use_instead or None, "fix_safety": m.fix_safety or None,
+                     "sources": [], "references": []},
+            "url": m.help_uri}
+
+
+def rule_text(data: dict, width: int = 88) -> str:
+    """A rule's documentation as Markdown-flavoured text, in Ruff's order."""
+    docs = data["docs"]
+    out = [f"# {data['name']} ({data['code']})", ""]
+    facts = [f"Category: {data['category']}.", f"Default severity: {data['severity']}."]
+    if data.get("status") and data["status"] != "stable":
+        facts.append(f"Status: {data['status']}.")
+    if data.get("megatron") and data["megatron"] != "*":
+        facts.append(f"Megatron-LM versions: {data['megatron']}.")
+    fix = data.get("fix")
+    facts.append(f"Fix: available ({fix['applicability']})." if fix else "Fix: none.")
+    out += [" ".join(facts), ""]
+
+    def para(heading: str, body: str | None, code: bool = False) -> None:
+        if not body or not body.strip():
+            return
+        out.append(f"## {heading}")
+        out.append("")
+        if code:
+            out.extend(["```bash", body.rstrip("\n"), "```"])
+        else:
+            out.extend(textwrap.wrap(" ".join(body.split()), width=width))
+        out.append("")
+
+    para("What it does", docs.get("what") or data.get("summary"))
+    para("Why is this bad?", docs.get("why"))
+    para("Example", docs.get("example"), code=True)
+    para("Use instead", docs.get("use_instead"), code=True)
+    para("Fix safety", docs.get("fix_safety"))
+    for heading, key in (("Sources", "sources"), ("References", "references")):
+        items = docs.get(key) or []
+        if items:
+            out += [f"## {heading}", ""] + [f"- {x}" for x in items] + [""]
+    if data.get("url"):
+        out.append(f"Documentation: {data['url']}")
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def find_rule_code(key: str, metas) -> str:
+    for code, m in metas.items():
+        if key.upper() == code.upper() or key == m.name:
+            return code
+    pool = list(metas) + [m.name for m in metas.values()]
+    near = difflib.get_close_matches(key, pool, n=1) or difflib.get_close_matches(key.upper(), list(metas), n=1)
+    hint = f"; did you mean `{near[0]}`?" if near else "; see `megalint rules`"
+    raise UsageError(f"unknown rule `{key}`{hint}")
 
 
 def _rules_cmd(argv: list[str]) -> int:
-    from megalint.lint import rule_metas
-    from megalint.engine import load_rules
+    from megalint.selection import rule_metas
 
     p = argparse.ArgumentParser(prog="megalint rules", description="List every rule.")
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--rule-dir", action="append", default=[])
+    p.add_argument("--json", action="store_true", help="every rule's metadata and documentation as JSON")
+    p.add_argument("--rule-dir", action="append", default=[], metavar="DIR", help="an extra folder of YAML rules")
     a = p.parse_args(argv)
-    rules = load_rules(a.rule_dir)
-    if a.json:
-        print(json.dumps([r.to_json() for r in sorted(rules, key=lambda r: r.code)], indent=2, ensure_ascii=False))
-        return EXIT_CLEAN
+    rules = _load(a.rule_dir)
     metas = rule_metas(rules)
+    if a.json:
+        print(json.dumps([rule_json(c, rules, metas) for c in sorted(metas)], indent=2, ensure_ascii=False))
+        return EXIT_CLEAN
     for code in sorted(metas):
         m = metas[code]
-        print(f"{code:7} {m.name:40} {m.severity.value:8} {m.summary}")
+        fix = "[*]" if rule_json(code, rules, metas)["fix"] else "   "
+        print(f"{code:6} {fix} {m.name:34} {m.severity.value:8} {m.summary}")
     return EXIT_CLEAN
 
 
 def _rule_cmd(argv: list[str]) -> int:
-    from megalint.lint import rule_metas
-    from megalint.engine import load_rules
+    from megalint.selection import rule_metas
 
     p = argparse.ArgumentParser(prog="megalint rule", description="Show one rule's documentation.")
     p.add_argument("name", help="a rule code or name")
-    p.add_argument("--rule-dir", action="append", default=[])
+    p.add_argument("--json", action="store_true", help="the rule's metadata and documentation as JSON")
+    p.add_argument("--rule-dir", action="append", default=[], metavar="DIR", help="an extra folder of YAML rules")
     a = p.parse_args(argv)
-    metas = rule_metas(load_rules(a.rule_dir))
-    m = metas.get(a.name) or next((x for x in metas.values() if x.name == a.name), None)
-    if m is None:
-        raise UsageError(f"unknown rule `{a.name}` (see `megalint rules`)")
-    print(f"{m.code} {m.name} ({m.severity.value})\n")
-    print(m.help_text())
+    rules = _load(a.rule_dir)
+    metas = rule_metas(rules)
+    data = rule_json(find_rule_code(a.name, metas), rules, metas)
+    if a.json:
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        sys.stdout.write(rule_text(data))
     return EXIT_CLEAN
+
+
+def _explain_cmd(argv: list[str]) -> int:
+    from megalint.explain import explain_main
+
+    return explain_main(argv)
 
 
 def _catalogue_cmd(argv: list[str]) -> int:
@@ -101,24 +171,34 @@ def _catalogue_cmd(argv: list[str]) -> int:
     return catalogue_main(argv)
 
 
-SUBCOMMANDS = {"model": _model_cmd, "rules": _rules_cmd, "rule": _rule_cmd, "catalogue": _catalogue_cmd}
+MEMORY_MODULE = "megalint.memory.cli"
+
+
+def _memory_cmd(argv: list[str]) -> int:
+    # The memory report lives with the estimator, in megalint/memory/cli.py (`memory_main(argv)`).
+    if importlib.util.find_spec(MEMORY_MODULE) is None:
+        raise UsageError("`megalint memory` is not available in this build")
+    from megalint.memory.cli import memory_main  # type: ignore[import-not-found]
+
+    return memory_main(argv)
+
+
+SUBCOMMANDS = {"model": _model_cmd, "rules": _rules_cmd, "rule": _rule_cmd, "explain": _explain_cmd,
+               "catalogue": _catalogue_cmd, "memory": _memory_cmd}
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        from megalint.lint import handle_errors, lint_main, version_text
+        from megalint.lint import lint_main, run_guarded, version_text
 
         if argv and argv[0] in SUBCOMMANDS:
-            return handle_errors(SUBCOMMANDS[argv[0]], argv[1:])
+            return run_guarded(SUBCOMMANDS[argv[0]], argv[1:])
         if argv and argv[0] in ("--version", "-V"):
             print(version_text())
             return EXIT_CLEAN
-        return handle_errors(lint_main, argv)
-    except UsageError as exc:
-        print(f"megalint: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except SystemExit as exc:  # argparse
+        return run_guarded(lint_main, argv)
+    except SystemExit as exc:  # argparse: --help is 0, a bad option 2
         return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
     except KeyboardInterrupt:
         return 130
@@ -129,7 +209,14 @@ def main(argv: list[str] | None = None) -> int:
             pass
         return EXIT_CLEAN
     except Exception as exc:  # noqa: BLE001 - the one place a user must never see a traceback
-        where = getattr(exc, "megalint_file", None)
-        print(f"megalint: internal error{f' while checking {where}' if where else ''}: "
-              f"{type(exc).__name__}: {exc}. Please report it.", file=sys.stderr)
+        print(f"megalint: {_internal(exc)}", file=sys.stderr)
         return EXIT_INTERNAL
+
+
+def _internal(exc: Exception) -> str:
+    try:
+        from megalint.lint import internal_error_line
+
+        return internal_error_line(exc)
+    except Exception:  # noqa: BLE001 - the import itself may be what failed
+        return f"internal error: {type(exc).__name__}. Please report it."

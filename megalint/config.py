@@ -4,28 +4,31 @@ Keys (the same in both files; in megalint.toml at the top level):
 
     megatron-version = "0.15"          # default Megatron version (HEAD when unset)
     gpu = "h100"                        # default GPU when the script does not say
-    assume = { NNODES = "4" }           # values for environment inputs
+    assume = { NNODES = 4 }             # values for environment inputs
     select = ["ML1", "fp8-requires-hopper"]
     extend-select = []
     ignore = ["ML301"]
     rule-dirs = ["ci/megalint-rules"]   # extra rule folders, relative to the config file
-    exclude = ["legacy/**"]
-    failure-threshold = "warning"       # error | warning | info
+    exclude = ["legacy/**"]             # gitignore-style, relative to the config file
+    failure-threshold = "warning"       # error | warning | info | none
     follow-source-outside-root = false
     [severity]                          # ([tool.megalint.severity]) per-rule overrides
     missing-nccl-ib-timeout = "error"
-    [per-file-ignores]
+    [per-file-ignores]                  # gitignore-style globs, relative to the config file
     "examples/*.sh" = ["ML301"]
 
-Errors carry `file:line:col` of the offending key.
+Every error starts with `file:line:col` of the offending key or value. Rule codes in the
+file are checked against the rules once they are loaded (`Config.error_at`).
 """
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import sys
 from dataclasses import dataclass, field
+from typing import Any
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -33,20 +36,26 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 SEVERITIES = ("error", "warning", "info")
-_KEYS = {
+THRESHOLDS = SEVERITIES + ("none",)
+CONFIG_NAMES = ("megalint.toml", ".megalint.toml")
+_KEYS: dict[str, type] = {
     "megatron-version": str, "gpu": str, "assume": dict, "select": list, "extend-select": list, "ignore": list,
     "rule-dirs": list, "exclude": list, "failure-threshold": str, "follow-source-outside-root": bool,
     "severity": dict, "per-file-ignores": dict,
 }
 
 
-class ConfigError(Exception):
+class UsageError(Exception):
+    """Something the user asked for that megalint cannot do (exit status 2)."""
+
+
+class ConfigError(UsageError):
     """A configuration file megalint cannot use; the message starts with file:line:col."""
 
 
 @dataclass
 class Config:
-    path: str | None = None  # the file it came from
+    path: str | None = None  # the file it came from; None for the defaults
     root: str = "."  # the folder paths in it are relative to
     megatron_version: str | None = None
     gpu: str | None = None
@@ -60,18 +69,141 @@ class Config:
     follow_source_outside_root: bool = False
     severity: dict[str, str] = field(default_factory=dict)
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+    text: str = field(default="", repr=False)
+    prefix: tuple[str, ...] = ()  # ("tool", "megalint") in a pyproject.toml
+
+    def error_at(self, keys: tuple[str, ...], message: str, value: str | None = None) -> ConfigError:
+        """A ConfigError pointing at `keys` (below the megalint table), or at `value` after it."""
+        line, col = position(self.text, self.prefix + tuple(keys), value)
+        return ConfigError(f"{self.path}:{line}:{col}: {message}")
 
 
-def _position(text: str, key: str) -> tuple[int, int]:
-    m = re.search(r'(?m)^[ \t]*"?' + re.escape(key) + r'"?[ \t]*=', text)
-    if m is None:
-        m = re.search(re.escape(key), text)
-    if m is None:
+# -- where a key is ------------------------------------------------------------------------
+
+_BARE = r"[A-Za-z0-9_-]+"
+_QUOTED = r'"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\''
+_KEY_PART = rf"(?:{_BARE}|{_QUOTED})"
+_DOTTED = rf"{_KEY_PART}(?:[ \t]*\.[ \t]*{_KEY_PART})*"
+_HEADER = re.compile(rf"^[ \t]*\[\[?[ \t]*(?P<key>{_DOTTED})[ \t]*\]\]?")
+_ASSIGN = re.compile(rf"^[ \t]*(?P<key>{_DOTTED})[ \t]*=")
+_PART = re.compile(rf"(?P<part>{_KEY_PART})")
+
+
+def _key_parts(dotted: str) -> list[tuple[str, int]]:
+    """Each part of a dotted key, unquoted, with its offset in `dotted`."""
+    out = []
+    for m in _PART.finditer(dotted):
+        raw = m.group("part")
+        if raw[0] in "\"'":
+            raw = raw[1:-1] if raw[0] == "'" else raw[1:-1].encode().decode("unicode_escape")
+        out.append((raw, m.start()))
+    return out
+
+
+def _line_col(text: str, offset: int) -> tuple[int, int]:
+    line = text.count("\n", 0, offset) + 1
+    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
+def position(text: str, keys: tuple[str, ...], value: str | None = None) -> tuple[int, int]:
+    """1-based (line, col) of the key path `keys` in a TOML text.
+
+    Follows `[table]` headers, dotted keys and inline tables (`assume = { NNODES = 4 }`);
+    with `value`, the position of that string inside the key's value. Falls back to the
+    nearest enclosing key that is found, then to 1:1.
+    """
+    keys = tuple(keys)
+    best: tuple[int, int] = (0, 0)  # (depth matched, offset)
+    table: list[str] = []
+    offset = 0
+    in_multiline: str | None = None
+    for line in text.splitlines(keepends=True):
+        start = offset
+        offset += len(line)
+        if in_multiline:
+            if line.count(in_multiline) % 2 == 1:
+                in_multiline = None
+            continue
+        header = _HEADER.match(line)
+        if header:
+            table = [p for p, _ in _key_parts(header.group("key"))]
+            depth = _common(table, keys)
+            if depth == min(len(table), len(keys)) and depth > best[0]:
+                best = (depth, start + header.start("key"))
+            continue
+        assign = _ASSIGN.match(line)
+        if not assign:
+            continue
+        parts = _key_parts(assign.group("key"))
+        full = table + [p for p, _ in parts]
+        depth = _common(full, keys)
+        for quote in ('"""', "'''"):
+            if line[assign.end():].count(quote) % 2 == 1:
+                in_multiline = quote
+        if depth <= len(table) or depth <= best[0] or _common(table, keys) < len(table):
+            continue
+        key_at = start + assign.start("key")
+        best = (depth, key_at + parts[depth - len(table) - 1][1])
+        if depth == len(full) < len(keys):
+            inner = _in_inline_table(line[assign.end():], keys[depth:])
+            if inner is not None:
+                best = (len(keys), start + assign.end() + inner)
+        if best[0] == len(keys):
+            if value is not None:
+                found = _find_value(text, start + assign.end(), value)
+                if found is not None:
+                    return _line_col(text, found)
+            break
+    if best[0] == 0:
         return 1, 1
-    start = m.start() + (len(m.group(0)) - len(m.group(0).lstrip()))
-    line = text.count("\n", 0, start) + 1
-    col = start - (text.rfind("\n", 0, start) + 1) + 1
-    return line, col
+    return _line_col(text, best[1])
+
+
+def _common(a: list[str], b: tuple[str, ...]) -> int:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def _in_inline_table(rest: str, keys: tuple[str, ...]) -> int | None:
+    """Offset in `rest` (the text after `key =`) of keys[0] inside an inline table."""
+    m = re.match(r"[ \t]*\{", rest)
+    if not m:
+        return None
+    for km in re.finditer(rf"(?:\{{|,)[ \t]*(?P<key>{_DOTTED})[ \t]*=", rest):
+        parts = _key_parts(km.group("key"))
+        if parts and parts[0][0] == keys[0]:
+            return km.start("key") + parts[min(len(keys), len(parts)) - 1][1]
+    return None
+
+
+def _find_value(text: str, after: int, value: str) -> int | None:
+    """Offset of the quoted string `value` in the value that starts at `after`."""
+    pattern = re.compile(r'"' + re.escape(value) + r'"|\'' + re.escape(value) + r"'")
+    m = pattern.search(text, after)
+    if m is None:
+        return None
+    # Stop at the next assignment or header: the value belongs to another key there.
+    nxt = re.compile(rf"(?m)^[ \t]*(?:\[|{_DOTTED}[ \t]*=)").search(text, text.find("\n", after) + 1 or len(text))
+    if nxt is not None and m.start() > nxt.start():
+        return None
+    return m.start()
+
+
+# -- loading -------------------------------------------------------------------------------
+
+_TOML_TYPES = {str: "a string", list: "an array", dict: "a table", bool: "a boolean", int: "an integer",
+               float: "a float"}
+
+
+def _type_name(value: Any) -> str:
+    for t in (bool, int, float, str, list, dict):
+        if isinstance(value, t):
+            return _TOML_TYPES[t]
+    return f"a {type(value).__name__}"
 
 
 def load_config(path: str) -> Config:
@@ -80,86 +212,126 @@ def load_config(path: str) -> Config:
             data = fh.read()
     except OSError as exc:
         raise ConfigError(f"{path}:1:1: cannot read the configuration: {exc.strerror or exc}") from None
-    text = data.decode("utf-8", "replace")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line, col = _line_col(data[:exc.start].decode("utf-8", "replace"), exc.start)
+        raise ConfigError(f"{path}:{line}:1: invalid TOML: not UTF-8 text") from None
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
-        where = f"{m.group(1)}:{m.group(2)}" if m else "1:1"
-        msg = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc))
+        if m is None and "end of document" in str(exc):
+            where = "%d:%d" % _line_col(text, len(text))
+        else:
+            where = f"{m.group(1)}:{m.group(2)}" if m else "1:1"
+        msg = re.sub(r"\s*\(at (?:line \d+, column \d+|end of document)\)", "", str(exc))
         raise ConfigError(f"{path}:{where}: invalid TOML: {msg}") from None
+    root = os.path.dirname(os.path.abspath(path))
+    prefix: tuple[str, ...] = ()
     if os.path.basename(path) == "pyproject.toml":
+        prefix = ("tool", "megalint")
         table = doc.get("tool", {}).get("megalint")
         if table is None:
-            return Config(path=None, root=os.path.dirname(os.path.abspath(path)))
+            return Config(path=None, root=root)
+        if not isinstance(table, dict):
+            line, col = position(text, prefix)
+            raise ConfigError(f"{path}:{line}:{col}: `tool.megalint` must be a table, not {_type_name(table)}")
     else:
         table = doc
-    return _from_table(table, path, text)
+    cfg = Config(path=path, root=root, text=text, prefix=prefix)
+    _fill(cfg, table)
+    return cfg
 
 
-def _from_table(table: dict, path: str, text: str) -> Config:
-    cfg = Config(path=path, root=os.path.dirname(os.path.abspath(path)))
-
-    def err(key: str, msg: str) -> ConfigError:
-        line, col = _position(text, key)
-        return ConfigError(f"{path}:{line}:{col}: {msg}")
-
+def _fill(cfg: Config, table: dict) -> None:
+    err = cfg.error_at
     for key, value in table.items():
         if key not in _KEYS:
-            import difflib
-
             near = difflib.get_close_matches(key, list(_KEYS), n=1)
             hint = f" (did you mean `{near[0]}`?)" if near else ""
-            raise err(key, f"unknown key `{key}`{hint}")
+            raise err((key,), f"unknown key `{key}`{hint}")
         want = _KEYS[key]
-        if not isinstance(value, want):
-            raise err(key, f"`{key}` must be a {want.__name__}, not {type(value).__name__}")
-        if want is list and not all(isinstance(v, str) for v in value):
-            raise err(key, f"`{key}` must be a list of strings")
+        if not isinstance(value, want) or (want is not bool and isinstance(value, bool)):
+            raise err((key,), f"`{key}` must be {_TOML_TYPES[want]}, not {_type_name(value)}")
+        if want is list:
+            for item in value:
+                if not isinstance(item, str):
+                    raise err((key,), f"`{key}` must be an array of strings, not an array with {_type_name(item)}")
     cfg.megatron_version = table.get("megatron-version")
+    if cfg.megatron_version is not None:
+        from megalint.megatron.versions import VersionError, parse_version
+
+        try:
+            parse_version(cfg.megatron_version)
+        except VersionError:
+            raise err(("megatron-version",), f"`{cfg.megatron_version}` is not a Megatron-LM version "
+                                             "(e.g. \"0.15\", \"core_v0.12.0\", \"HEAD\")") from None
     cfg.gpu = table.get("gpu")
+    if cfg.gpu is not None:
+        from megalint.hardware.profiles import find_gpu
+
+        if find_gpu(cfg.gpu) is None:
+            raise err(("gpu",), f"unknown GPU `{cfg.gpu}` (e.g. \"h100\", \"a100-80gb\", \"v100\")")
     for k, v in table.get("assume", {}).items():
-        if not isinstance(v, (str, int)) or isinstance(v, bool):
-            raise err(k, f"assume.{k} must be a string or an integer")
+        if isinstance(v, bool) or not isinstance(v, (str, int)):
+            raise err(("assume", k), f"`assume.{k}` must be a string or an integer, not {_type_name(v)}")
         cfg.assume[k] = str(v)
     cfg.select = table.get("select")
     cfg.extend_select = table.get("extend-select", [])
     cfg.ignore = table.get("ignore", [])
-    cfg.rule_dirs = [os.path.join(cfg.root, d) for d in table.get("rule-dirs", [])]
+    for d in table.get("rule-dirs", []):
+        full = os.path.join(cfg.root, d)
+        if not os.path.exists(full):
+            raise err(("rule-dirs",), f"rule folder `{d}` does not exist (relative to {cfg.root})", d)
+        cfg.rule_dirs.append(full)
     cfg.exclude = table.get("exclude", [])
     th = table.get("failure-threshold")
-    if th is not None and th not in SEVERITIES:
-        raise err("failure-threshold", f"failure-threshold must be one of {', '.join(SEVERITIES)}, not `{th}`")
+    if th is not None and th not in THRESHOLDS:
+        raise err(("failure-threshold",), f"`failure-threshold` must be one of {', '.join(THRESHOLDS)}, not `{th}`")
     cfg.failure_threshold = th
     cfg.follow_source_outside_root = table.get("follow-source-outside-root", False)
     for k, v in table.get("severity", {}).items():
-        if v not in SEVERITIES:
-            raise err(k, f"severity of `{k}` must be one of {', '.join(SEVERITIES)}, not `{v}`")
+        if not isinstance(v, str) or v not in SEVERITIES:
+            shown = f"`{v}`" if isinstance(v, str) else _type_name(v)
+            raise err(("severity", k), f"severity of `{k}` must be one of {', '.join(SEVERITIES)}, not {shown}")
         cfg.severity[k] = v
     for k, v in table.get("per-file-ignores", {}).items():
         if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
-            raise err(k, f"per-file-ignores `{k}` must be a list of codes")
+            raise err(("per-file-ignores", k), f"per-file-ignores `{k}` must be an array of rule codes")
         cfg.per_file_ignores[k] = v
-    return cfg
 
 
 def find_config(start: str) -> str | None:
-    """The nearest megalint.toml, or pyproject.toml with a [tool.megalint] table, above `start`."""
+    """The nearest megalint.toml, .megalint.toml, or pyproject.toml with a [tool.megalint] table."""
     d = os.path.abspath(start if os.path.isdir(start) else os.path.dirname(os.path.abspath(start)))
     while True:
-        for name in ("megalint.toml", ".megalint.toml"):
-            p = os.path.join(d, name)
-            if os.path.isfile(p):
-                return p
-        p = os.path.join(d, "pyproject.toml")
-        if os.path.isfile(p):
-            try:
-                with open(p, "rb") as fh:
-                    if b"[tool.megalint" in fh.read():
-                        return p
-            except OSError:
-                pass
+        found = config_in(d)
+        if found:
+            return found
         parent = os.path.dirname(d)
         if parent == d:
             return None
         d = parent
+
+
+# `[tool.megalint]`, `[tool.megalint.x]`, or `megalint = …` / `tool.megalint = …` as a key.
+_MEGALINT_TABLE = re.compile(rb"(?m)^[ \t]*(?:\[[ \t]*tool[ \t]*\.[ \t]*megalint[ \t]*[\].]"
+                             rb"|(?:tool[ \t]*\.[ \t]*)?megalint[ \t]*(?:=|\.))")
+
+
+def config_in(folder: str) -> str | None:
+    """The configuration file in `folder` itself, if any."""
+    for name in CONFIG_NAMES:
+        p = os.path.join(folder, name)
+        if os.path.isfile(p):
+            return p
+    p = os.path.join(folder, "pyproject.toml")
+    if os.path.isfile(p):
+        try:
+            with open(p, "rb") as fh:
+                if _MEGALINT_TABLE.search(fh.read()):
+                    return p
+        except OSError:
+            pass
+    return None

@@ -1,67 +1,104 @@
-"""`megalint [PATHS]`: discovery, configuration, selection, suppression, fixes, output, exit code."""
+"""`megalint [PATHS]`: configuration, selection, suppression, fixes, output and exit status per run.
+
+Discovery is in megalint/discovery.py, rule selection in megalint/selection.py; the
+pipeline for one script in megalint/pipeline.py.
+"""
 
 from __future__ import annotations
 
 import argparse
-import fnmatch
 import os
+import shutil
 import sys
 from dataclasses import dataclass, replace
+from typing import TextIO
 
 from megalint import __version__
-from megalint.config import SEVERITIES, Config, ConfigError, find_config, load_config
+from megalint.config import THRESHOLDS, Config, ConfigError, UsageError, config_in, load_config
 from megalint.diagnostics import Diagnostic, Severity
+from megalint.discovery import STDIN, Excludes, Job, discover
 from megalint.engine import RuleFileError, RuleSet, load_rules
-from megalint.output import HUMAN_FORMATS, parse_output_formats, render
+from megalint.output import HUMAN_FORMATS, OutputFormatError, parse_output_formats, render
 from megalint.output.common import RenderOptions, color_enabled
 from megalint.output.meta import RuleMeta
-from megalint.pipeline import Settings, lint_text, severity_of
+from megalint.pipeline import FileResult, Settings, lint_text
+from megalint.selection import Catalog, Layer, check_selectors, matches, rule_metas, selected_codes, severity_for
 from megalint.shell.parse import InputError, decode
 from megalint.source import SourceFile
 from megalint.suppress import SUPPRESSION_RULES, apply_suppressions, parse_directives
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
-SHELL_EXTENSIONS = (".sh", ".bash", ".slurm", ".sbatch")
-SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache"}
+DEFAULT_THRESHOLD = "warning"
+DEFAULT_WIDTH = 100
+BOM = "\ufeff"
 
+EXIT_STATUS_HELP = """\
+exit status:
+  0  no finding at or above the failure threshold (or every one was fixed);
+     with --diff: no fix to show
+  1  findings at or above the failure threshold (default: warning, so info never
+     fails unless --failure-threshold info); with --diff: some fix to show
+  2  usage, configuration, rule-file or input error: an unknown option or rule code, a
+     bad configuration (reported as file:line:col), a path that does not exist, a file
+     that cannot be read, is binary or is not UTF-8 (the other files are still checked)
+  3  internal error: a bug in megalint, reported in one line; please report it
 
-class UsageError(Exception):
-    pass
+other commands:
+  megalint rule NAME|CODE     what a rule checks, why, an example, what to write instead
+  megalint rules [--json]     every rule
+  megalint explain SCRIPT     per launch: which rules fired, passed, or could not decide and why
+  megalint model SCRIPT       what megalint understood of a script
+  megalint memory SCRIPT      the memory estimate of each launch
+  megalint catalogue --from PATH   extract a flag catalogue from a Megatron-LM checkout
+"""
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="megalint", description="Lint Megatron-LM launch scripts before they wait in a queue.",
-        epilog="Exit status: 0 clean, 1 findings at or above the failure threshold, 2 usage, configuration, "
-               "rule-file or input error, 3 internal error. Other commands: megalint model SCRIPT, "
-               "megalint memory SCRIPT, megalint explain SCRIPT, megalint rule NAME, megalint rules, "
-               "megalint catalogue --from PATH.")
+        epilog=EXIT_STATUS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("paths", nargs="*", help="scripts or folders (searched recursively); `-` reads standard input")
     p.add_argument("--version", action="version", version=version_text())
-    p.add_argument("--output-format", action="append", default=[], metavar="FORMAT[:PATH]",
-                   help="full (default), concise, grouped, json, json-lines, sarif, github, gitlab, junit; "
-                        "repeatable; FORMAT:PATH writes to a file")
-    p.add_argument("--megatron-version", help="Megatron version of the job (default: the config, else the newest)")
-    p.add_argument("--gpu", help="GPU model when the script does not say (h100, a100-80gb, v100 …)")
-    p.add_argument("--assume", action="append", default=[], metavar="NAME=VALUE",
-                   help="a value for an environment input, e.g. --assume NNODES=4 (repeatable)")
-    p.add_argument("--select", action="append", default=None, metavar="CODE", help="only these rules (code, name or prefix)")
-    p.add_argument("--extend-select", action="append", default=[], metavar="CODE")
-    p.add_argument("--ignore", action="append", default=[], metavar="CODE")
-    p.add_argument("--rule-dir", action="append", default=[], metavar="DIR", help="an extra folder of YAML rules")
-    p.add_argument("--config", help="a megalint.toml or pyproject.toml to use for every file")
-    p.add_argument("--isolated", action="store_true", help="ignore every configuration file")
-    p.add_argument("--exclude", action="append", default=[], metavar="GLOB")
-    p.add_argument("--force-exclude", action="store_true", help="apply excludes to paths given explicitly too")
-    p.add_argument("--stdin-filename", help="the name standard input is reported under")
-    p.add_argument("--failure-threshold", choices=SEVERITIES, help="lowest severity that fails (default: warning)")
-    p.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
-    p.add_argument("--fix", action="store_true", help="apply safe fixes")
-    p.add_argument("--unsafe-fixes", action="store_true", help="with --fix, apply unsafe fixes too")
-    p.add_argument("--diff", action="store_true", help="print the fixes as a diff instead of writing them")
-    p.add_argument("--color", choices=("auto", "always", "never"), default="auto")
-    p.add_argument("--no-memory", action="store_true", help="skip the memory estimate")
+    out = p.add_argument_group("output")
+    out.add_argument("--output-format", action="append", default=[], metavar="FORMAT[:PATH]",
+                     help="full (default), concise, grouped, json, json-lines, sarif, github, gitlab, junit; "
+                          "repeatable; FORMAT:PATH writes to a file")
+    out.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                     help="colour the human formats (auto: on a terminal, unless NO_COLOR; FORCE_COLOR forces it)")
+    out.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings (errors still exit 2 or 3)")
+    out.add_argument("--failure-threshold", choices=THRESHOLDS,
+                     help="lowest severity that makes the exit status 1 (default: warning; none: never)")
+    add_analysis_options(p)
+    files = p.add_argument_group("files")
+    files.add_argument("--exclude", action="append", default=[], metavar="GLOB",
+                       help="gitignore-style pattern of files and folders to skip (repeatable)")
+    files.add_argument("--force-exclude", action="store_true",
+                       help="apply the excludes to paths named on the command line too (for pre-commit)")
+    files.add_argument("--stdin-filename", metavar="PATH", help="the name standard input is reported under")
+    fix = p.add_argument_group("fixes")
+    fix.add_argument("--fix", action="store_true", help="apply safe fixes in place (standard input: print the result)")
+    fix.add_argument("--unsafe-fixes", action="store_true", help="apply unsafe fixes too")
+    fix.add_argument("--diff", action="store_true", help="print the fixes as a unified diff and write nothing")
     return p
+
+
+def add_analysis_options(p: argparse.ArgumentParser) -> None:
+    """Options of every command that lints: rules, configuration and what the job runs on."""
+    sel = p.add_argument_group("rule selection (a code, a rule name, a code prefix or ALL)")
+    sel.add_argument("--select", action="append", default=None, metavar="RULE", help="only these rules")
+    sel.add_argument("--extend-select", action="append", default=[], metavar="RULE", help="these rules as well")
+    sel.add_argument("--ignore", action="append", default=[], metavar="RULE", help="not these rules")
+    sel.add_argument("--rule-dir", action="append", default=[], metavar="DIR", help="an extra folder of YAML rules")
+    inp = p.add_argument_group("what the script runs on")
+    inp.add_argument("--megatron-version", help="Megatron-LM version of the job (default: the configuration, "
+                                                "else the newest)")
+    inp.add_argument("--gpu", help="GPU model when the script does not say (h100, a100-80gb, v100 …)")
+    inp.add_argument("--assume", action="append", default=[], metavar="NAME=VALUE",
+                     help="a value for an environment input, e.g. --assume NNODES=4 (repeatable)")
+    inp.add_argument("--no-memory", action="store_true", help="skip the memory estimate")
+    cfg = p.add_argument_group("configuration")
+    cfg.add_argument("--config", metavar="FILE", help="a megalint.toml or pyproject.toml to use for every file")
+    cfg.add_argument("--isolated", action="store_true", help="ignore every configuration file")
 
 
 def version_text() -> str:
@@ -73,307 +110,391 @@ def version_text() -> str:
 def parse_assume(items: list[str]) -> dict[str, str]:
     out = {}
     for item in items:
-        if "=" not in item:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
             raise UsageError(f"--assume takes NAME=VALUE, got `{item}`")
-        k, v = item.split("=", 1)
-        out[k.strip()] = v
+        out[name.strip()] = value
     return out
 
 
-def rule_metas(rules: RuleSet) -> dict[str, RuleMeta]:
-    metas = dict(SUPPRESSION_RULES)
-    for r in rules:
-        d = r.docs
-        metas[r.code] = RuleMeta(r.code, r.name, r.severity, d.what.strip().split("\n")[0] if d.what else r.name,
-                                 help_uri=r.url, what=d.what or "", why=d.why or "", example=d.example or "",
-                                 use_instead=d.use_instead or "", fix_safety=d.fix_safety or "",
-                                 tags=(r.category,))
-    return metas
+def check_analysis_options(args: argparse.Namespace) -> None:
+    if args.gpu is not None:
+        from megalint.hardware.profiles import find_gpu
+
+        if find_gpu(args.gpu) is None:
+            raise UsageError(f"--gpu: unknown GPU `{args.gpu}` (e.g. h100, a100-80gb, v100)")
+    if args.megatron_version is not None:
+        from megalint.megatron.versions import VersionError, parse_version
+
+        try:
+            parse_version(args.megatron_version)
+        except VersionError:
+            raise UsageError(f"--megatron-version: `{args.megatron_version}` is not a Megatron-LM version "
+                             "(e.g. 0.15, core_v0.12.0, HEAD)") from None
 
 
-def _matches(token: str, code: str, name: str) -> bool:
-    t = token.strip()
-    return t == code or t == name or (t.upper() == t and code.startswith(t))
+# -- per-file setup ------------------------------------------------------------------------
 
+class Configs:
+    """The configuration of each file: --config's, none with --isolated, else the nearest one."""
 
-def select_rules(rules: RuleSet, select, extend, ignore) -> RuleSet:
-    known = [(r.code, r.name) for r in rules] + [(c, m.name) for c, m in SUPPRESSION_RULES.items()]
-    for token in list(select or []) + list(extend) + list(ignore):
-        if not any(_matches(token, c, n) for c, n in known):
-            raise UsageError(f"unknown rule `{token}` in the selection (see `megalint rules`)")
-    chosen = []
-    for r in rules:
-        on = True if not select else any(_matches(t, r.code, r.name) for t in select)
-        on = on or any(_matches(t, r.code, r.name) for t in extend)
-        if any(_matches(t, r.code, r.name) for t in ignore):
-            on = False
-        if on:
-            chosen.append(r)
-    return RuleSet(chosen)
+    def __init__(self, explicit: str | None, isolated: bool):
+        self.fixed = load_config(explicit) if explicit else (Config(root=os.getcwd()) if isolated else None)
+        self._by_dir: dict[str, Config] = {}
+
+    def for_path(self, path: str, is_dir: bool = False) -> Config:
+        if self.fixed is not None:
+            return self.fixed
+        folder = os.path.abspath(path if is_dir else os.path.dirname(os.path.abspath(path)))
+        return self._for_dir(folder)
+
+    def _for_dir(self, folder: str) -> Config:
+        if folder not in self._by_dir:
+            found = config_in(folder)
+            parent = os.path.dirname(folder)
+            if found:
+                cfg = load_config(found)
+                if cfg.path is None:  # a pyproject.toml whose megalint table is elsewhere
+                    cfg = self._for_dir(parent) if parent != folder else Config(root=os.getcwd())
+            else:
+                cfg = self._for_dir(parent) if parent != folder else Config(root=os.getcwd())
+            self._by_dir[folder] = cfg
+        return self._by_dir[folder]
 
 
 @dataclass
-class Job:
-    path: str  # as shown
-    real: str | None  # on disk, None for stdin
-    text: str | None = None
+class Setup:
+    """What one configuration means for the files under it."""
+
+    config: Config
+    rules: RuleSet  # every rule loaded for it
+    selected: RuleSet
+    codes_on: set[str]  # selected rule codes and suppression codes
+    metas: dict[str, RuleMeta]
+    settings: Settings
+    threshold: str
+    pfi: list[tuple[Excludes, list[str]]]
 
 
-def discover(paths: list[str], cfg_excludes: list[str], force_exclude: bool) -> list[Job]:
-    jobs: list[Job] = []
-    for p in paths:
-        if p == "-":
-            jobs.append(Job("-", None))
+class Runner:
+    """State shared by the files of one run."""
+
+    def __init__(self, args: argparse.Namespace):
+        self.args = args
+        self.configs = Configs(args.config, args.isolated)
+        self.cli_assume = parse_assume(args.assume)
+        self.cli_excludes = Excludes(getattr(args, "exclude", []), os.getcwd())
+        self._excludes: dict[int, Excludes] = {}
+        self._rules: dict[tuple[str, ...], RuleSet] = {}
+        self._setups: dict[int, Setup] = {}
+
+    def rules_for(self, dirs: list[str]) -> RuleSet:
+        key = tuple(dirs) + tuple(self.args.rule_dir)
+        if key not in self._rules:
+            self._rules[key] = load_rules(list(key))
+        return self._rules[key]
+
+    def setup(self, cfg: Config) -> Setup:
+        key = id(cfg)
+        if key not in self._setups:
+            self._setups[key] = self._make_setup(cfg)
+        return self._setups[key]
+
+    def _make_setup(self, cfg: Config) -> Setup:
+        args = self.args
+        rules = self.rules_for(cfg.rule_dirs)
+        metas = rule_metas(rules)
+        catalog = Catalog(metas)
+        for key in ("select", "extend-select", "ignore"):
+            for s in getattr(cfg, key.replace("-", "_")) or ():
+                if not catalog.known(s):
+                    raise cfg.error_at((key,), catalog.unknown_message(s, f"`{key}`"), s)
+        for s in cfg.severity:
+            if not catalog.known(s):
+                raise cfg.error_at(("severity", s), catalog.unknown_message(s, "`severity`"))
+        for pattern, codes in cfg.per_file_ignores.items():
+            for s in codes:
+                if not catalog.known(s):
+                    raise cfg.error_at(("per-file-ignores", pattern), catalog.unknown_message(s, "`per-file-ignores`"), s)
+        for option in ("select", "extend_select", "ignore"):
+            check_selectors(catalog, getattr(args, option) or (), f"--{option.replace('_', '-')}")
+        codes = {c: m.name for c, m in metas.items()}
+        preview = {r.code for r in rules if r.status == "preview"}
+        layers = [Layer(cfg.select, cfg.extend_select, cfg.ignore), Layer(args.select, args.extend_select, args.ignore)]
+        on = selected_codes(codes, layers, preview)
+        selected = RuleSet([r for r in rules if r.code in on])
+        settings = Settings(
+            rules=selected, megatron_version=args.megatron_version or cfg.megatron_version,
+            gpu=args.gpu or cfg.gpu, assume={**cfg.assume, **self.cli_assume},
+            root_dir=cfg.root if cfg.path else os.getcwd(),
+            follow_source_outside_root=cfg.follow_source_outside_root, with_memory=not args.no_memory)
+        threshold = getattr(args, "failure_threshold", None) or cfg.failure_threshold or DEFAULT_THRESHOLD
+        pfi = [(Excludes([pattern], cfg.root), codes_) for pattern, codes_ in cfg.per_file_ignores.items()]
+        return Setup(cfg, rules, selected, on, metas, settings, threshold, pfi)
+
+    def excluded(self, path: str, is_dir: bool) -> bool:
+        if self.cli_excludes.match(path, is_dir):
+            return True
+        cfg = self.configs.for_path(path, is_dir)
+        if not cfg.exclude:
+            return False
+        if id(cfg) not in self._excludes:
+            self._excludes[id(cfg)] = Excludes(cfg.exclude, cfg.root)
+        return self._excludes[id(cfg)].match(path, is_dir)
+
+
+# -- one file ------------------------------------------------------------------------------
+
+def finalise(result: FileResult, text: str, setup: Setup, shown: str) -> list[Diagnostic]:
+    """The pipeline's findings after per-file ignores, inline suppressions and severity overrides."""
+    ignored = [c for spec, codes in setup.pfi if spec.match(shown) for c in codes]
+    raw = [d for d in result.diagnostics if not _named(d, ignored)]
+    enabled = [c for c in setup.codes_on if not any(_named_code(c, setup.metas[c].name, t) for t in ignored)]
+    undecided = {u.rule.code for u in result.evaluation.undecided}
+    kept, own = apply_suppressions(raw, directives(result, text, shown), setup.metas, enabled=enabled,
+                                   undecided=undecided)
+    own = [d for d in own if d.code in setup.codes_on and not _named(d, ignored)]
+    out = []
+    for d in kept + own:
+        sev = severity_for(d.code, d.name, d.severity, setup.config.severity)
+        out.append(replace(d, severity=sev) if sev != d.severity else d)
+    return sorted(out, key=lambda d: d.sort_key())
+
+
+def directives(result: FileResult, text: str, shown: str):
+    # The pipeline's parse has the comments right where tree-sitter alone does not (after an
+    # unfilled `<placeholder>`, which it rewrites before parsing).
+    # A comment never owns the `\r` of a CRLF line end, which tree-sitter counts in it: a fix
+    # that removes the comment must leave the line end alone.
+    comments = []
+    for _, span in result.facts.comments:
+        if span.path != shown:
             continue
-        if os.path.isdir(p):
-            ignored = _gitignore(p)
-            for root, dirs, files in os.walk(p):
-                dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not _ignored(ignored, os.path.join(root, d), True))
-                for f in sorted(files):
-                    full = os.path.join(root, f)
-                    if _ignored(ignored, full, False) or _excluded(full, cfg_excludes):
-                        continue
-                    if _is_script(full):
-                        jobs.append(Job(os.path.normpath(full), full))
-        elif os.path.exists(p) or os.path.islink(p):
-            if force_exclude and _excluded(p, cfg_excludes):
-                continue
-            jobs.append(Job(os.path.normpath(p), p))
-        else:
-            raise UsageError(f"{p}: no such file or folder")
-    return jobs
+        if span.end > span.start and text[span.end - 1:span.end] == "\r":
+            span = replace(span, end=span.end - 1, end_col=span.end_col - 1)
+        comments.append(span)
+    return parse_directives(text, shown, comments=comments)
 
 
-def _gitignore(folder: str):
-    try:
-        import pathspec
-    except ImportError:  # pragma: no cover - a declared dependency
-        return None
-    specs = []
-    d = os.path.abspath(folder)
-    while True:
-        gi = os.path.join(d, ".gitignore")
-        if os.path.isfile(gi):
-            try:
-                with open(gi, encoding="utf-8", errors="replace") as fh:
-                    specs.append((d, pathspec.PathSpec.from_lines("gitwildmatch", fh)))
-            except OSError:
-                pass
-        if os.path.isdir(os.path.join(d, ".git")):
-            break
-        parent = os.path.dirname(d)
-        if parent == d:
-            break
-        d = parent
-    for root, dirs, files in os.walk(folder):
-        if root == folder:
-            continue
-        if ".gitignore" in files:
-            try:
-                with open(os.path.join(root, ".gitignore"), encoding="utf-8", errors="replace") as fh:
-                    specs.append((os.path.abspath(root), pathspec.PathSpec.from_lines("gitwildmatch", fh)))
-            except OSError:
-                pass
-    return specs
+def _named(d: Diagnostic, selectors: list[str]) -> bool:
+    return any(_named_code(d.code, d.name, s) for s in selectors)
 
 
-def _ignored(specs, path: str, is_dir: bool) -> bool:
-    if not specs:
-        return False
-    ap = os.path.abspath(path)
-    for base, spec in specs:
-        if ap.startswith(base + os.sep):
-            rel = os.path.relpath(ap, base).replace(os.sep, "/")
-            if spec.match_file(rel + ("/" if is_dir else "")):
-                return True
-    return False
+def _named_code(code: str, name: str, selector: str) -> bool:
+    return matches(selector, code, name)
 
 
-def _excluded(path: str, patterns: list[str]) -> bool:
-    norm = os.path.normpath(path).replace(os.sep, "/")
-    return any(fnmatch.fnmatch(norm, pat) or fnmatch.fnmatch(os.path.basename(norm), pat)
-               or fnmatch.fnmatch(norm, "*/" + pat) for pat in patterns)
+@dataclass
+class Outcome:
+    diagnostics: list[Diagnostic]
+    sources: dict[str, SourceFile]
+    fixed: int = 0
+    diff: str = ""
 
 
-def _is_script(path: str) -> bool:
-    if path.endswith(SHELL_EXTENSIONS):
-        return True
-    if "." in os.path.basename(path):
-        return False
-    try:
-        with open(path, "rb") as fh:
-            head = fh.readline(128)
-    except OSError:
-        return False
-    return head.startswith(b"#!") and (b"bash" in head or head.rstrip().endswith(b"/sh") or b" sh" in head)
+def lint_one(text: str, shown: str, setup: Setup, args: argparse.Namespace, write_back) -> Outcome:
+    result = lint_text(shown, text, setup.settings)
+    diags = finalise(result, text, setup, shown)
+    if not (args.fix or args.diff):
+        return Outcome(diags, dict(result.sources))
+    from megalint.fix import apply_fixes, bash_parses, unified_diff
+
+    last = [result]
+
+    def relint(new_text: str) -> list[Diagnostic]:
+        last[0] = lint_text(shown, new_text, setup.settings)
+        return finalise(last[0], new_text, setup, shown)
+
+    res = apply_fixes(text, diags, unsafe=args.unsafe_fixes, reparse_ok=bash_parses, relint=relint, path=shown)
+    if res.refused:
+        _note(f"{shown}: no fix applied: {res.refused}")
+    if res.rejected:
+        codes = ", ".join(sorted({d.code for d in res.rejected}))
+        _note(f"{shown}: {len(res.rejected)} fix(es) not applied ({codes}): the script would no longer parse")
+    if not res.converged:
+        _note(f"{shown}: fixes did not converge; the file may still have fixable findings")
+    outcome = Outcome(list(res.remaining), dict(last[0].sources), res.fixed_count)
+    if args.diff:
+        outcome.diff = unified_diff(text, res.text, shown)
+    else:
+        write_back(res.text, res.changed)
+    return outcome
 
 
-class RuleCache:
-    def __init__(self, extra_cli: list[str]):
-        self.extra = extra_cli
-        self.cache: dict[tuple, RuleSet] = {}
+def _note(message: str) -> None:
+    print(f"megalint: {message}", file=sys.stderr)
 
-    def get(self, dirs: list[str]) -> RuleSet:
-        key = tuple(dirs) + tuple(self.extra)
-        if key not in self.cache:
-            self.cache[key] = load_rules(list(dirs) + list(self.extra))
-        return self.cache[key]
 
+# -- the run -------------------------------------------------------------------------------
 
 def lint_main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     try:
         targets = parse_output_formats(args.output_format)
-    except ValueError as exc:
+    except OutputFormatError as exc:
         raise UsageError(str(exc)) from None
-    cli_assume = parse_assume(args.assume)
-    fixed_config: Config | None = load_config(args.config) if args.config else None
-    paths = args.paths or ["."]
-    jobs = discover(paths, (fixed_config.exclude if fixed_config else []) + args.exclude, args.force_exclude)
-    rule_cache = RuleCache(args.rule_dir)
+    check_analysis_options(args)
+    if args.stdin_filename is not None and not args.paths:
+        args.paths = [STDIN]
+    runner = Runner(args)
+    stdin_fix = args.fix and not args.diff and STDIN in (args.paths or [])
+    report_stream = sys.stderr if stdin_fix else sys.stdout
     all_diags: list[Diagnostic] = []
     sources: dict[str, SourceFile] = {}
     metas: dict[str, RuleMeta] = dict(SUPPRESSION_RULES)
-    input_errors = 0
-    threshold = args.failure_threshold
-    fixes_applied = 0
-    for job in jobs:
-        cfg = fixed_config
-        if cfg is None and not args.isolated:
-            found = find_config(job.real or os.getcwd())
-            cfg = load_config(found) if found else None
-        cfg = cfg or Config()
-        if job.real is not None and not args.force_exclude and cfg.exclude and job.real in paths:
-            pass
-        elif job.real is not None and cfg.exclude and _excluded(os.path.relpath(os.path.abspath(job.real), cfg.root), cfg.exclude):
+    errors = {"input": 0, "internal": 0}
+    failing = False
+    fixed = 0
+    any_diff = False
+
+    def missing(p: str) -> None:
+        _note(f"{p}: no such file or folder")
+        errors["input"] += 1
+
+    for job in discover(args.paths or ["."], runner.excluded, missing, args.force_exclude):
+        shown, cfg_path = _names(job, args.stdin_filename)
+        cfg = runner.configs.for_path(cfg_path)
+        if job.real is None and args.force_exclude and args.stdin_filename and runner.excluded(cfg_path, False):
+            if stdin_fix:
+                sys.stdout.write(sys.stdin.read())
             continue
-        threshold = threshold or cfg.failure_threshold
-        rules = rule_cache.get(cfg.rule_dirs)
-        selected = select_rules(rules, args.select if args.select is not None else cfg.select,
-                                cfg.extend_select + args.extend_select, cfg.ignore + args.ignore)
-        metas.update(rule_metas(rules))
-        shown = job.path if job.real is not None else (args.stdin_filename or "-")
+        setup = runner.setup(cfg)
+        metas.update(setup.metas)
         try:
-            if job.real is None:
-                data = sys.stdin.buffer.read()
-            else:
-                with open(job.real, "rb") as fh:
-                    data = fh.read()
+            data = sys.stdin.buffer.read() if job.real is None else _read(job.real)
             text = decode(shown, data)
         except InputError as exc:
-            print(f"megalint: {exc}", file=sys.stderr)
-            input_errors += 1
+            _note(str(exc))
+            errors["input"] += 1
             continue
         except OSError as exc:
-            print(f"megalint: {shown}: cannot read: {exc.strerror or exc}", file=sys.stderr)
-            input_errors += 1
+            _note(f"{shown}: cannot read: {exc.strerror or exc}")
+            errors["input"] += 1
             continue
-        settings = Settings(
-            rules=selected, megatron_version=args.megatron_version or cfg.megatron_version,
-            gpu=args.gpu or cfg.gpu, assume={**cfg.assume, **cli_assume},
-            root_dir=cfg.root if cfg.path else os.getcwd(),
-            follow_source_outside_root=cfg.follow_source_outside_root, with_memory=not args.no_memory)
+        bom = BOM if data.startswith(BOM.encode()) else ""
         try:
-            result = lint_text(shown, text, settings)
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
-        except Exception as exc:
-            exc.megalint_file = shown  # type: ignore[attr-defined]
+            outcome = lint_one(text, shown, setup, args, _writer(job, bom))
+        except (UsageError, RuleFileError):
             raise
-        diags = _finalise(result, cfg, shown, text, rules, selected)
-        if args.fix or args.diff:
-            diags, changed, count = _apply_fixes(shown, job, text, diags, settings, cfg, rules, selected, args)
-            fixes_applied += count
-            if changed is not None and args.diff:
-                sys.stdout.write(changed)
-        sources.update(result.sources)
-        all_diags.extend(diags)
+        except Exception as exc:  # noqa: BLE001 - one bad file must not hide the others' findings
+            _note(internal_error_line(exc, shown))
+            errors["internal"] += 1
+            continue
+        if outcome.diff:
+            any_diff = True
+            sys.stdout.write(outcome.diff)
+        fixed += outcome.fixed
+        sources.update(outcome.sources)
+        all_diags.extend(outcome.diagnostics)
+        level = None if setup.threshold == "none" else Severity(setup.threshold).rank
+        failing = failing or (level is not None and any(d.severity.rank >= level for d in outcome.diagnostics))
     if args.diff:
-        return EXIT_CLEAN if not input_errors else EXIT_USAGE
-    _emit(targets, all_diags, sources, metas, args)
-    if fixes_applied and not args.diff:
-        print(f"Fixed {fixes_applied} finding(s).", file=sys.stderr)
-    if input_errors:
+        if fixed:
+            _note(f"would fix {fixed} finding(s)")
+    else:
+        _emit(targets, all_diags, sources, metas, args, report_stream)
+        if fixed:
+            _note(f"fixed {fixed} finding(s)")
+    if errors["internal"]:
+        return EXIT_INTERNAL
+    if errors["input"]:
         return EXIT_USAGE
     if args.exit_zero:
         return EXIT_CLEAN
-    level = Severity(threshold or "warning").rank
-    return EXIT_FINDINGS if any(d.severity.rank >= level for d in all_diags) else EXIT_CLEAN
-
-
-def _finalise(result, cfg: Config, shown: str, text: str, rules: RuleSet, selected: RuleSet) -> list[Diagnostic]:
-    diags = []
-    ignores = [codes for pat, codes in cfg.per_file_ignores.items()
-               if fnmatch.fnmatch(shown, pat) or fnmatch.fnmatch(os.path.basename(shown), pat)]
-    for d in result.diagnostics:
-        if any(_matches(t, d.code, d.name) for codes in ignores for t in codes):
-            continue
-        sev = severity_of(d.code, d.name, d.severity, cfg.severity)
-        diags.append(replace(d, severity=sev) if sev != d.severity else d)
-    known = {r.code: r.name for r in rules}
-    known.update({c: m.name for c, m in SUPPRESSION_RULES.items()})
-    directives = parse_directives(text, shown)
-    undecided = {u.rule.code for u in result.evaluation.undecided}
-    kept, extra = apply_suppressions(diags, directives, known, enabled=[r.code for r in selected] + list(SUPPRESSION_RULES),
-                                     undecided=undecided)
-    return sorted(kept + extra, key=lambda d: d.sort_key())
-
-
-def _apply_fixes(shown, job, text, diags, settings, cfg, rules, selected, args):
-    from megalint.fix import apply_fixes, bash_parses, unified_diff
-
-    def relint(new_text: str):
-        res = lint_text(shown, new_text, settings)
-        return _finalise(res, cfg, shown, new_text, rules, selected)
-
-    res = apply_fixes(text, diags, unsafe=args.unsafe_fixes, reparse_ok=bash_parses, relint=relint, path=shown)
-    if not res.changed:
-        return diags, None, 0
     if args.diff:
-        return res.remaining, unified_diff(text, res.text, shown), res.fixed_count
+        return EXIT_FINDINGS if any_diff else EXIT_CLEAN
+    return EXIT_FINDINGS if failing else EXIT_CLEAN
+
+
+def _names(job: Job, stdin_filename: str | None) -> tuple[str, str]:
+    """(the name findings carry, the path whose configuration applies)."""
     if job.real is not None:
-        newline_safe = res.text
-        with open(job.real, "w", encoding="utf-8", newline="") as fh:
-            fh.write(newline_safe)
-    else:
-        sys.stdout.write(res.text)
-    return list(res.remaining), None, res.fixed_count
+        return job.path, job.real
+    if stdin_filename:
+        return os.path.normpath(stdin_filename), stdin_filename
+    return STDIN, os.path.join(os.getcwd(), STDIN)
 
 
-def _emit(targets, diags, sources, metas, args) -> None:
+def _read(path: str) -> bytes:
+    if os.path.isdir(path):
+        raise InputError(f"{path}: is a folder")
+    with open(path, "rb") as fh:
+        return fh.read()
+
+
+def _writer(job: Job, bom: str):
+    def write(text: str, changed: bool) -> None:
+        if job.real is None:
+            sys.stdout.write(text)
+        elif changed:
+            with open(job.real, "w", encoding="utf-8", newline="") as fh:
+                fh.write(bom + text)
+
+    return write
+
+
+def internal_error_line(exc: BaseException, where: str | None = None) -> str:
+    place = f" while checking {where}" if where else ""
+    detail = str(exc).replace("\n", " ").strip()
+    return f"internal error{place}: {type(exc).__name__}{': ' + detail if detail else ''}. Please report it."
+
+
+def _width(is_tty: bool) -> int:
+    cols = os.environ.get("COLUMNS", "")
+    if cols.isdigit() and int(cols) >= 20:
+        return int(cols)
+    if is_tty:
+        return shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
+    return DEFAULT_WIDTH
+
+
+def _emit(targets, diags, sources, metas, args, stream: TextIO) -> None:
     step_summary = None
     if os.environ.get("GITHUB_STEP_SUMMARY"):
         from megalint.output.github import summary_writer
 
         step_summary = summary_writer(os.environ["GITHUB_STEP_SUMMARY"])
+    root = os.environ.get("GITHUB_WORKSPACE") or os.getcwd()
     for target in targets:
         to_file = target.path is not None
-        is_tty = (not to_file) and sys.stdout.isatty()
-        color = target.format in HUMAN_FORMATS and color_enabled(args.color, is_tty)
-        width = 100
-        if is_tty:
-            try:
-                width = os.get_terminal_size().columns
-            except OSError:
-                pass
-        opts = RenderOptions(color=color, width=width, root=os.environ.get("GITHUB_WORKSPACE") or os.getcwd(),
-                             unsafe_fixes=args.unsafe_fixes, step_summary=step_summary, tool_version=__version__)
+        is_tty = (not to_file) and _isatty(stream)
+        color = not to_file and target.format in HUMAN_FORMATS and color_enabled(args.color, is_tty)
+        opts = RenderOptions(color=color, width=_width(is_tty), root=root, unsafe_fixes=args.unsafe_fixes,
+                             step_summary=step_summary, tool_version=__version__)
         text = render(target.format, diags, sources, metas, opts)
+        if text and not text.endswith("\n"):
+            text += "\n"
         if to_file:
-            with open(target.path, "w", encoding="utf-8") as fh:
-                fh.write(text)
+            try:
+                os.makedirs(os.path.dirname(os.path.abspath(target.path)), exist_ok=True)
+                with open(target.path, "w", encoding="utf-8") as fh:
+                    fh.write(text)
+            except OSError as exc:
+                raise UsageError(f"--output-format {target.format}:{target.path}: cannot write: "
+                                 f"{exc.strerror or exc}") from None
         else:
-            sys.stdout.write(text)
-            if text and not text.endswith("\n"):
-                sys.stdout.write("\n")
+            stream.write(text)
 
 
-def handle_errors(fn, argv) -> int:
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def run_guarded(fn, argv: list[str]) -> int:
+    """Run a command; usage, configuration and rule-file errors become one line and exit 2."""
     try:
         return fn(argv)
-    except (UsageError, ConfigError) as exc:
-        print(f"megalint: {exc}", file=sys.stderr)
+    except UsageError as exc:  # ConfigError included
+        _note(str(exc))
         return EXIT_USAGE
     except RuleFileError as exc:
         print(str(exc), file=sys.stderr)
         return EXIT_USAGE
+
+
+__all__ = ["EXIT_CLEAN", "EXIT_FINDINGS", "EXIT_USAGE", "EXIT_INTERNAL", "ConfigError", "UsageError",
+           "build_parser", "finalise", "internal_error_line", "lint_main", "parse_assume", "rule_metas",
+           "run_guarded", "version_text"]

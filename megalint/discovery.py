@@ -1,0 +1,177 @@
+"""Which files a `megalint PATHS` run checks.
+
+- A folder is searched recursively for `*.sh`, `*.bash`, `*.slurm`, `*.sbatch` and for files
+  without an extension whose shebang runs sh, bash or dash; `.gitignore` files (of the folder,
+  its parents up to the repository root, and below it) and `.git/info/exclude` are respected.
+- A file named on the command line is always checked, whatever its name, unless
+  `--force-exclude` is given: then the excludes apply to it too (pre-commit passes every
+  changed file explicitly, and configured excludes must still hold).
+- `-` is standard input.
+
+Excludes are gitignore-style patterns: those of a configuration file are relative to the
+folder it is in, those of `--exclude` to the current folder.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+import pathspec
+
+SHELL_EXTENSIONS = (".sh", ".bash", ".slurm", ".sbatch")
+SHELL_INTERPRETERS = {"sh", "bash", "dash"}
+SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache",
+             ".pytest_cache"}
+_SHEBANG = re.compile(rb"^#![ \t]*(\S+)(.*)$")
+
+STDIN = "-"
+
+
+@dataclass(frozen=True)
+class Job:
+    path: str  # as shown in findings
+    real: str | None  # on disk; None for standard input
+    explicit: bool  # named on the command line (or standard input)
+
+
+class Excludes:
+    """Gitignore-style patterns anchored at a folder."""
+
+    def __init__(self, patterns: list[str], base: str):
+        self.base = os.path.abspath(base)
+        self.spec = pathspec.GitIgnoreSpec.from_lines(patterns) if patterns else None
+
+    def match(self, path: str, is_dir: bool = False) -> bool:
+        if self.spec is None:
+            return False
+        ap = os.path.abspath(path)
+        if not (ap == self.base or ap.startswith(self.base.rstrip(os.sep) + os.sep)):
+            # Outside the anchor: only a pattern without a slash (a bare name) can apply.
+            rel = os.path.basename(ap)
+        else:
+            rel = os.path.relpath(ap, self.base)
+        rel = rel.replace(os.sep, "/")
+        return self.spec.match_file(rel + ("/" if is_dir else ""))
+
+
+def is_shell_script(path: str) -> bool:
+    """A shell script by extension, or an extensionless file with an sh/bash/dash shebang."""
+    if path.endswith(SHELL_EXTENSIONS):
+        return True
+    if "." in os.path.basename(path):
+        return False
+    try:
+        with open(path, "rb") as fh:
+            head = fh.readline(256)
+    except OSError:
+        return False
+    return shebang_is_shell(head)
+
+
+def shebang_is_shell(line: bytes) -> bool:
+    m = _SHEBANG.match(line.rstrip(b"\r\n"))
+    if not m:
+        return False
+    prog = os.path.basename(m.group(1)).decode("utf-8", "replace")
+    if prog == "env":
+        args = [a for a in m.group(2).split() if not a.startswith(b"-")]
+        prog = os.path.basename(args[0]).decode("utf-8", "replace") if args else ""
+    return prog in SHELL_INTERPRETERS
+
+
+class GitIgnore:
+    """The .gitignore rules that apply below a folder, loaded once per folder."""
+
+    def __init__(self) -> None:
+        self._specs: dict[str, list[Excludes]] = {}
+
+    def _own(self, folder: str) -> list[Excludes]:
+        if folder not in self._specs:
+            specs = []
+            for name in (".gitignore", os.path.join(".git", "info", "exclude")):
+                p = os.path.join(folder, name)
+                if os.path.isfile(p):
+                    try:
+                        with open(p, encoding="utf-8", errors="replace") as fh:
+                            specs.append(Excludes(fh.read().splitlines(), folder))
+                    except OSError:
+                        pass
+            self._specs[folder] = specs
+        return self._specs[folder]
+
+    def parents(self, folder: str) -> list[Excludes]:
+        """The rules of `folder`'s ancestors up to the repository root (the folder with .git)."""
+        out = []
+        d = os.path.dirname(os.path.abspath(folder))
+        if os.path.isdir(os.path.join(os.path.abspath(folder), ".git")):
+            return out
+        while True:
+            out.extend(self._own(d))
+            parent = os.path.dirname(d)
+            if os.path.isdir(os.path.join(d, ".git")) or parent == d:
+                return out
+            d = parent
+
+    def ignored(self, specs: list[Excludes], path: str, is_dir: bool) -> bool:
+        return any(s.match(path, is_dir) for s in specs)
+
+
+def walk(folder: str, excluded: Callable[[str, bool], bool], gitignore: GitIgnore | None = None) -> Iterator[str]:
+    """Shell scripts below `folder`, sorted, skipping what is excluded or git-ignored."""
+    gitignore = gitignore or GitIgnore()
+    inherited = gitignore.parents(folder)
+
+    def visit(d: str, specs: list[Excludes]) -> Iterator[str]:
+        specs = specs + gitignore._own(os.path.abspath(d))
+        try:
+            entries = sorted(os.scandir(d), key=lambda e: e.name)
+        except OSError:
+            return
+        for e in entries:
+            is_dir = e.is_dir()
+            if is_dir and e.name in SKIP_DIRS:
+                continue
+            if gitignore.ignored(specs, e.path, is_dir) or excluded(e.path, is_dir):
+                continue
+            if is_dir:
+                yield from visit(e.path, specs)
+            elif e.is_file() and is_shell_script(e.path):
+                yield e.path
+
+    yield from visit(folder, inherited)
+
+
+def discover(paths: list[str], excluded: Callable[[str, bool], bool], on_missing: Callable[[str], None],
+             force_exclude: bool = False) -> Iterator[Job]:
+    """The jobs for the command line's paths, in order.
+
+    `excluded(path, is_dir)` says whether a path is excluded (by its configuration and
+    --exclude); `on_missing` is told of each path that does not exist.
+    """
+    gitignore = GitIgnore()
+    seen: set[str] = set()
+    for p in paths:
+        if p == STDIN:
+            yield Job(STDIN, None, True)
+            continue
+        if os.path.isdir(p):
+            if force_exclude and excluded(p, True):
+                continue
+            for f in walk(p, excluded, gitignore):
+                key = os.path.abspath(f)
+                if key not in seen:
+                    seen.add(key)
+                    yield Job(os.path.normpath(f), f, False)
+        elif os.path.lexists(p):
+            if force_exclude and excluded(p, False):
+                continue
+            key = os.path.abspath(p)
+            if key not in seen:
+                seen.add(key)
+                yield Job(os.path.normpath(p), p, True)
+        else:
+            on_missing(p)
+
