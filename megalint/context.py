@@ -228,10 +228,17 @@ class ScriptLocator:
         if first.path != last.path or last.end < first.start:
             return None
         src = sources[first.path]
-        between = src.text[first.start:last.end]
+        end = last.end
+        # A quoted value word's span is its content; the quotes around it belong to the edit,
+        # or removing the flag would leave a lone closing quote behind.
+        if len(words) > 1 and 0 < last.start and end < len(src.text):
+            q = src.text[last.start - 1]
+            if q in "\"'" and src.text[end] == q:
+                end += 1
+        between = src.text[first.start:end]
         if "\n" in between and not re.search(r"\\\n", between):
             return None
-        return src.span(first.start, last.end)
+        return src.span(first.start, end)
 
     def replace_flag(self, dest: str, text: str) -> list[Edit] | None:
         arg = self.bound.get(dest)
