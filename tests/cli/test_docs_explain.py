@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 
 from megalint import cli
@@ -70,10 +71,11 @@ def test_explain_multi(megalint):
     out = r.out
     assert "launch 1 at line 16: torchrun pretrain_gpt.py, world size 16" in out
     assert "GPU: NVIDIA A100, taken from `#SBATCH --constraint=a100`" in out
-    fired = out.split("fired (3):")[1].split("passed")[0]
+    # Other rules may fire on this fixture too (it has no CUDA_DEVICE_MAX_CONNECTIONS, for one).
+    fired = re.split(r"fired \(\d+\):", out)[1].split("passed")[0]
     assert "ML101 world-size-divisibility" in fired and "ML201 fp8-requires-hopper" in fired
     assert "14:45: world size 16 is not divisible" in fired
-    assert "ML202 overlap-param-gather-on-volta" in out.split("passed (1):")[1]
+    assert "ML202 overlap-param-gather-on-volta" in re.split(r"passed \(\d+\):", out)[1]
     script = out.split("script (shell rules)")[1]
     assert "ML011 flag-run-as-command" in script and "ML014 unfilled-placeholder" in script
 
@@ -88,7 +90,8 @@ def test_explain_undecided_inputs_and_reasons(megalint, scripts):
     missing = undecided["ML101"]["missing"]
     assert [m["input"] for m in missing] == ["launch.world_size"]
     assert "NNODES" in missing[0]["reason"]
-    assert [f["code"] for f in first["rules"]["fired"]] == ["ML201"]
+    fired = [f["code"] for f in first["rules"]["fired"]]
+    assert "ML201" in fired and "ML101" not in fired
     # The second launch is a single process: its world size is known and the rule passes.
     assert second["world_size"] == 1
     assert "ML101" in [e["code"] for e in second["rules"]["passed"]]
