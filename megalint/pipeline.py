@@ -8,6 +8,8 @@ way on the command line.
 from __future__ import annotations
 
 import os
+import re
+from importlib import resources
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -20,7 +22,7 @@ from megalint.launch.model import Launch
 from megalint.megatron.bind import BoundArgs, bind
 from megalint.megatron.catalogue import Catalogue
 from megalint.megatron.derived import derive
-from megalint.megatron.versions import resolve
+from megalint.megatron.versions import VersionError, parse_version, resolve
 from megalint.shell.analyze import analyze_parsed
 from megalint.shell.facts import ScriptFacts
 from megalint.shell.parse import parse_text
@@ -71,6 +73,34 @@ class FileResult:
 @lru_cache(maxsize=8)
 def _catalogue(version: str) -> Catalogue:
     return Catalogue.load(version)
+
+
+@lru_cache(maxsize=16)
+def catalogue_for(text: str | None) -> tuple[Catalogue, str, str | None]:
+    """(catalogue, version the rules see, note) for the user's version text.
+
+    The curated catalogues (HEAD, 0.19, 0.15, 0.12, 0.8) carry flag history and corrections;
+    for any other release the catalogue extracted from that release's own source is exact, so
+    a 0.17 job is bound against 0.17's flags and decided by rules as 0.17, not as 0.15.
+    """
+    res = resolve(text)
+    if res.note is None or text is None:
+        return _catalogue(res.version), res.version, res.note
+    try:
+        major, minor, patch = parse_version(text)
+    except (VersionError, ValueError):
+        return _catalogue(res.version), res.version, res.note
+    folder = resources.files("megalint.data").joinpath("catalogue-extracted")
+    best = None
+    for entry in folder.iterdir():
+        m = re.fullmatch(r"(\d+)\.(\d+)\.(\d+)\.json", entry.name)
+        if m and (int(m[1]), int(m[2])) == (major, minor) and int(m[3]) <= patch:
+            if best is None or int(m[3]) > best[0]:
+                best = (int(m[3]), entry)
+    if best is None:
+        return _catalogue(res.version), res.version, res.note
+    with resources.as_file(best[1]) as path:
+        return Catalogue.from_file(path), f"{major}.{minor}", None
 
 
 def gpu_hints(facts: ScriptFacts) -> list[GpuHint]:
@@ -164,9 +194,7 @@ def lint_text(path: str, text: str, settings: Settings) -> FileResult:
 
 
 def lint_facts(facts: ScriptFacts, settings: Settings) -> FileResult:
-    res = resolve(settings.megatron_version)
-    version = res.version
-    catalogue = _catalogue(version)
+    catalogue, version, version_note = catalogue_for(settings.megatron_version)
     profile, detection, gpu_reason = choose_gpu(facts, settings.gpu)
     launches = extract_launches(facts)
     shell_rules = RuleSet([r for r in settings.rules if r.category == SHELL_CATEGORY])
@@ -193,7 +221,7 @@ def lint_facts(facts: ScriptFacts, settings: Settings) -> FileResult:
         evaluation.failures += shell_eval.failures
         for k, v in shell_eval.outcomes.items():
             evaluation.outcomes.setdefault(k, set()).update(v)
-    return FileResult(facts.path, facts, results, evaluation, version, res.note, gpu_reason)
+    return FileResult(facts.path, facts, results, evaluation, version, version_note, gpu_reason)
 
 
 class _ScriptOnlyLocator(ScriptLocator):
