@@ -79,7 +79,7 @@ def gpu_context(profile: GpuProfile | None, reason: str | None) -> tuple[dict, d
 
 def build_context(launch: Launch, bound: BoundArgs, derived: dict[str, Derived], version: str,
                   gpu: GpuProfile | None, gpu_reason: str | None, findings: list[ShellFinding],
-                  memory: dict | None, memory_unknown: str | None) -> dict:
+                  memory: dict | None, memory_unknown: str | None, env_opaque: str | None = None) -> dict:
     unknown: dict[str, str] = {}
     ctx: dict[str, Any] = {"args": {}, "given": {}, "derived": {}, "env": {}, "env_set": [], "launch": {},
                            "megatron": version, "problems": [], "shell": [], "unknown": unknown}
@@ -96,6 +96,10 @@ def build_context(launch: Launch, bound: BoundArgs, derived: dict[str, Derived],
         else:
             unknown[f"env.{name}"] = word.unknown.reason if word.unknown else "unknown"
     ctx["env_set"].sort()
+    if env_opaque is not None:
+        # The names set are only those megalint read; whether one is absent is unknown.
+        del ctx["env_set"]
+        unknown["env_set"] = env_opaque
     ctx["launch"]["launcher"] = launch.launcher
     if launch.entry is not None and launch.entry.text is not None:
         ctx["launch"]["entry"] = launch.entry.text
@@ -125,6 +129,11 @@ def build_context(launch: Launch, bound: BoundArgs, derived: dict[str, Derived],
     if bound.passthrough:
         unknown["args"] = "; ".join(sorted({p.reason for p in bound.passthrough}))
     return ctx
+
+
+def _encloses(outer: Span, inner: Span) -> bool:
+    return (outer.path == inner.path and outer.start <= inner.start and inner.end <= outer.end
+            and (outer.start, outer.end) != (inner.start, inner.end))
 
 
 def _exact(word: Word, sources: dict[str, SourceFile]) -> bool:
@@ -171,7 +180,8 @@ class ScriptLocator:
             for s in w.origins:
                 if s not in out:
                     out.append(s)
-        return out
+        # `TP=${TP:-4}` gives the expansion and its default literal inside it: one place.
+        return [s for s in out if not any(o is not s and _encloses(o, s) for o in out)]
 
     def launcher(self, key: str) -> Span | None:
         q = {"nproc_per_node": self.launch_.nproc_per_node, "nnodes": self.launch_.nnodes,

@@ -101,15 +101,43 @@ def catalogue_for(text: str | None) -> tuple[Catalogue, str, str | None]:
         return _catalogue(res.version), res.version, res.note
     with resources.as_file(best[1]) as path:
         return Catalogue.from_file(path), f"{major}.{minor}", None
+_GPU_COUNT_KEYS = ("--gpus", "--gpus-per-node", "--gpus-per-task", "--gpus-per-socket")
+
+
+def _all_headers(facts: ScriptFacts) -> list:
+    """The script's own headers and those of the `sbatch <<EOF` scripts it submits."""
+    out, seen = [], set()
+    for h in list(facts.headers) + [h for p in facts.paths for rec in p.commands for h in rec.headers]:
+        key = (h.key, h.value, h.span)
+        if key not in seen:
+            seen.add(key)
+            out.append(h)
+    return out
+
+
+def _gpu_type_hint(value: str, span: Span) -> GpuHint | None:
+    """`--gpus-per-node=h100:8` is `[type:]count`, unlike `--gres=gpu[:type]:count`: the type
+    is the first field. It is as strong a hint as a constraint, and scanned as one."""
+    m = re.fullmatch(r"([^:,]+):(\d+)", value)
+    if m is None:
+        return None
+    sub = span
+    if span.start_line == span.end_line and span.end - span.start == len(value):
+        sub = Span(span.path, span.start_line, span.start_col, span.end_line,
+                   span.start_col + len(m.group(1)), span.start, span.start + len(m.group(1)))
+    return GpuHint("sbatch-constraint", m.group(1), sub)
 
 
 def gpu_hints(facts: ScriptFacts) -> list[GpuHint]:
     hints: list[GpuHint] = []
-    kinds = {"--constraint": "sbatch-constraint", "--gres": "sbatch-gres", "--gpus": "sbatch-gres",
-             "--gpus-per-node": "sbatch-gres", "--partition": "sbatch-partition"}
-    for h in facts.headers:
+    kinds = {"--constraint": "sbatch-constraint", "--gres": "sbatch-gres", "--partition": "sbatch-partition"}
+    for h in _all_headers(facts):
         if h.scheduler == "slurm" and h.key in kinds:
             hints.append(GpuHint(kinds[h.key], h.value, h.span))
+        elif h.scheduler == "slurm" and h.key in _GPU_COUNT_KEYS:
+            hint = _gpu_type_hint(h.value, h.span)
+            if hint is not None:
+                hints.append(hint)
         elif h.scheduler == "pbs":
             hints.append(GpuHint("pbs", h.value, h.span))
     src = facts.sources.get(facts.path)
@@ -133,8 +161,37 @@ def choose_gpu(facts: ScriptFacts, configured: str | None) -> tuple[GpuProfile |
     det = detect_gpu(gpu_hints(facts))
     if det is None:
         return None, None, ("no GPU model is named in the script (#SBATCH --constraint/--gres, its name, "
-                            "a comment); give one with --gpu NAME or `gpu` in the configuration")
+                            "a comment), or its hints disagree; give one with --gpu NAME or `gpu` in the configuration")
+    if det.ignored:
+        # A weaker hint (a comment, the file name) names another GPU than the scheduler line: the
+        # script contradicts itself, and hardware rules must not pick a side.
+        others = ", ".join(sorted({pid for _, pid in det.ignored}))
+        return None, None, (f"the script names {det.profile.id} ({det.reason.removeprefix('taken from ')}) "
+                            f"but also {others}; give the GPU with --gpu NAME or `gpu` in the configuration")
     return det.profile, det, None
+
+
+_ENV_LOADERS = {("module", "load"), ("module", "add"), ("module", "restore"), ("module", "swap"),
+                ("ml", None), ("spack", "load"), ("conda", "activate")}
+
+
+def environment_opaque(facts: ScriptFacts) -> str | None:
+    """Why the environment a launch gets cannot be listed in full, or None when it can.
+
+    A sourced file that was not read, or an environment module, may export anything: a rule
+    that asks whether a variable is *absent* cannot be decided then."""
+    for note in facts.notes:
+        # The evaluator reports a `source` it could not follow only as a note.
+        if "(a cycle)" not in note and ("its variables are not read" in note or "not followed" in note
+                                        or "cannot read sourced file" in note):
+            return note
+    for path in facts.paths:
+        for rec in path.commands:
+            t = [w.text for w in rec.words[:2]]
+            if t and ((t[0], t[1] if len(t) > 1 else None) in _ENV_LOADERS or (t[0], None) in _ENV_LOADERS):
+                return (f"`{' '.join(x for x in t if x)}` at {rec.span.path}:{rec.span.start_line} may export "
+                        "variables that are not known")
+    return None
 
 
 # Arguments the estimator reads that have no entry in its defaults table.
@@ -197,6 +254,7 @@ def lint_facts(facts: ScriptFacts, settings: Settings) -> FileResult:
     catalogue, version, version_note = catalogue_for(settings.megatron_version)
     profile, detection, gpu_reason = choose_gpu(facts, settings.gpu)
     launches = extract_launches(facts)
+    env_opaque = environment_opaque(facts)
     shell_rules = RuleSet([r for r in settings.rules if r.category == SHELL_CATEGORY])
     launch_rules = RuleSet([r for r in settings.rules if r.category != SHELL_CATEGORY])
     targets: list[Target] = []
@@ -208,7 +266,7 @@ def lint_facts(facts: ScriptFacts, settings: Settings) -> FileResult:
         memory, memory_unknown = (_memory(bound, world, derived, profile, launch.nproc_per_node.value)
                                   if settings.with_memory else (None, "not computed"))
         ctx = build_context(launch, bound, derived, version, profile, gpu_reason, facts.findings,
-                            memory, memory_unknown)
+                            memory, memory_unknown, env_opaque=env_opaque)
         locator = ScriptLocator(launch, bound, facts, detection, facts.findings)
         cond = " and ".join(launch.condition) if launch.condition else None
         targets.append(Target(ctx, locator, cond))
