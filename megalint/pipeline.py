@@ -257,7 +257,9 @@ def lint_facts(facts: ScriptFacts, settings: Settings) -> FileResult:
     env_opaque = environment_opaque(facts)
     shell_rules = RuleSet([r for r in settings.rules if r.category == SHELL_CATEGORY])
     launch_rules = RuleSet([r for r in settings.rules if r.category != SHELL_CATEGORY])
+    fork_rules = RuleSet([r for r in launch_rules if r.name in FORK_NEUTRAL_RULES])
     targets: list[Target] = []
+    fork_targets: list[Target] = []
     results: list[LaunchResult] = []
     for launch in launches:
         bound = bind(launch.argv, catalogue)
@@ -269,17 +271,50 @@ def lint_facts(facts: ScriptFacts, settings: Settings) -> FileResult:
                             memory, memory_unknown, env_opaque=env_opaque)
         locator = ScriptLocator(launch, bound, facts, detection, facts.findings)
         cond = " and ".join(launch.condition) if launch.condition else None
-        targets.append(Target(ctx, locator, cond))
+        fork = megatron_fork(launch)
+        if fork is not None:
+            ctx["problems"] = []
+            ctx["unknown"]["megatron"] = fork
+            fork_targets.append(Target(ctx, locator, cond))
+        else:
+            targets.append(Target(ctx, locator, cond))
         results.append(LaunchResult(launch, bound, ctx, detection, profile))
     evaluation = evaluate(launch_rules, targets)
+    if fork_targets:
+        _merge_into(evaluation, evaluate(fork_rules, fork_targets))
     if facts.findings and len(shell_rules):
-        shell_eval = evaluate(shell_rules, [_script_target(facts, version)])
-        evaluation.diagnostics = sorted(evaluation.diagnostics + shell_eval.diagnostics, key=lambda d: d.sort_key())
-        evaluation.undecided += shell_eval.undecided
-        evaluation.failures += shell_eval.failures
-        for k, v in shell_eval.outcomes.items():
-            evaluation.outcomes.setdefault(k, set()).update(v)
+        _merge_into(evaluation, evaluate(shell_rules, [_script_target(facts, version)]))
     return FileResult(facts.path, facts, results, evaluation, version, version_note, gpu_reason)
+
+
+# Rules about the launch itself (its world size, GPU, network, memory), which hold for the
+# Megatron forks too; every other rule encodes a check of Megatron-LM's own argument code.
+FORK_NEUTRAL_RULES = frozenset({
+    "world-size-divisibility", "fp8-requires-hopper", "overlap-param-gather-on-volta",
+    "missing-nccl-ib-timeout", "predicted-oom", "low-memory-headroom",
+})
+
+
+def megatron_fork(launch: Launch) -> str | None:
+    """Why a launch runs a Megatron fork rather than Megatron-LM, or None.
+
+    `--deepspeed` belongs to Megatron-DeepSpeed (microsoft, bigscience, argonne-lcf): its flags
+    and checks differ (the DeepSpeed pipeline engine partitions layers itself), so Megatron-LM's
+    argument rules would be false alarms there."""
+    for w in launch.argv:
+        if w.text in ("--deepspeed", "--deepspeed_config", "--deepspeed-config") or (
+                w.text or "").startswith("--deepspeed_config="):
+            return ("this launch passes --deepspeed: it runs Megatron-DeepSpeed, whose arguments and "
+                    "checks differ from Megatron-LM's")
+    return None
+
+
+def _merge_into(evaluation: Evaluation, other: Evaluation) -> None:
+    evaluation.diagnostics = sorted(evaluation.diagnostics + other.diagnostics, key=lambda d: d.sort_key())
+    evaluation.undecided += other.undecided
+    evaluation.failures += other.failures
+    for k, v in other.outcomes.items():
+        evaluation.outcomes.setdefault(k, set()).update(v)
 
 
 class _ScriptOnlyLocator(ScriptLocator):
