@@ -302,8 +302,10 @@ def main() -> int:
         "scenarios": rows,
     }
     with open(out, "w") as fh:
-        json.dump(doc, fh, indent=1)
-        fh.write("\n")
+        head = {k: v for k, v in doc.items() if k != "scenarios"}
+        fh.write(json.dumps(head)[:-1] + ',\n "scenarios": [\n')
+        fh.write(",\n".join(json.dumps(r, separators=(",", ":")) for r in rows))
+        fh.write("\n]}\n")
     print(f"{len(rows)} scenarios -> {out}", file=sys.stderr)
     return 0
 

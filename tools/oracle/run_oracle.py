@@ -160,7 +160,22 @@ def _jsonable(value):
     return repr(value)
 
 
+# A failure whose message asks for a package the recording machine lacks says nothing about
+# the configuration on a real cluster (e.g. "apply_rope_fusion is not available. Please
+# install TE >= 1.4."); such verdicts are marked so consumers can set them aside.
+MISSING_PACKAGE = re.compile(
+    r"Transformer Engine|transformer-engine|transformer_engine|\bTE\b|Apex|apex|"
+    r"nvidia_resiliency|is not available|please install|No module named", re.IGNORECASE)
+
+
 def _failure(stage: str, exc: BaseException, stderr_text: str) -> dict:
+    verdict = _failure_fields(stage, exc, stderr_text)
+    if verdict["outcome"] == "error" and MISSING_PACKAGE.search(verdict["message"] or ""):
+        verdict["missing_package"] = True
+    return verdict
+
+
+def _failure_fields(stage: str, exc: BaseException, stderr_text: str) -> dict:
     if isinstance(exc, SystemExit):
         code = exc.code
         if code in (None, 0):
