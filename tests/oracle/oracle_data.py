@@ -1,6 +1,7 @@
 """Loading and reading the recorded Megatron oracle verdicts (tests/data/oracle)."""
 from __future__ import annotations
 
+import functools
 import json
 import os
 
@@ -23,10 +24,16 @@ OUTCOMES = ("ok", "error", "exit0")
 DOC_STAGE_ORDER = ("parse_args", "validate_args", "transformer_config", "microbatches")
 
 
-def load_rows(version: str) -> list[dict]:
+@functools.lru_cache(maxsize=None)
+def _read_rows(version: str) -> tuple:
     path = os.path.join(DATA, VERSION_FILES[version])
     with open(path, encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
+        return tuple(json.loads(line) for line in fh if line.strip())
+
+
+def load_rows(version: str) -> list[dict]:
+    """Rows of one version's file (cached; callers must not mutate them)."""
+    return list(_read_rows(version))
 
 
 def load_scenarios(name: str) -> dict:

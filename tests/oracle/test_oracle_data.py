@@ -146,3 +146,25 @@ def json_key(s):
 
 def test_appendix_scenarios_match_their_encoder():
     assert _load_tool("appendix_a").build() == APPENDIX
+
+
+GENERATED = od.load_scenarios("generated.json")["scenarios"]
+
+
+@pytest.mark.parametrize("version", ["HEAD", "0.15.0"])
+def test_generated_scenarios_recorded(version):
+    by_id = {r["id"]: r for r in od.load_rows(version)}
+    for scn in GENERATED:
+        row = by_id[scn["id"]]
+        assert (row["argv"], row["env"], row["world_size"], row["gpu_capability"]) == \
+            (scn["argv"], scn["env"], scn["world_size"], scn["gpu_capability"])
+
+
+def test_generated_scenarios_reach_many_checks():
+    # The generator is meant to sit on check boundaries: both verdicts must be common and
+    # many distinct Megatron checks must fire.
+    rows = [r for r in od.load_rows("HEAD") if r["id"].startswith("G")]
+    ok = sum(r["outcome"] == "ok" for r in rows)
+    assert 0.2 * len(rows) < ok < 0.8 * len(rows)
+    assert len({r["check_location"] for r in rows if r["outcome"] == "error"}) >= 25
+    assert {r["stage"] for r in rows} >= {"validate_args", "transformer_config", "parallel_state", "complete"}
