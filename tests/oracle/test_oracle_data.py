@@ -151,7 +151,7 @@ def test_appendix_scenarios_match_their_encoder():
 GENERATED = od.load_scenarios("generated.json")["scenarios"]
 
 
-@pytest.mark.parametrize("version", ["HEAD", "0.15.0"])
+@pytest.mark.parametrize("version", ["HEAD", "0.19.0", "0.15.0"])
 def test_generated_scenarios_recorded(version):
     by_id = {r["id"]: r for r in od.load_rows(version)}
     for scn in GENERATED:
