@@ -127,7 +127,7 @@ def build_context(launch: Launch, bound: BoundArgs, derived: dict[str, Derived],
 def _problem(i: int, p: Problem, bound: BoundArgs, version: str) -> dict[str, Any]:
     """One binding problem as rules read it. Keys that only some problems have are left out
     when they do not apply, so that a rule (or a fix) reading them is undecided there:
-    `best` (the one suggestion, when there is exactly one), `choices` (of an invalid choice),
+    `best` (the suggestion to apply: the hyphenated spelling of the flag, or the only one), `choices` (of an invalid choice),
     `earlier` (line:column of the occurrences a repeated flag overrides), `added_in` /
     `removed_in` / `last_in` (the release that added or removed a flag of another version)."""
     out: dict[str, Any] = {
@@ -135,8 +135,12 @@ def _problem(i: int, p: Problem, bound: BoundArgs, version: str) -> dict[str, An
         "suggestions": list(p.suggestions), "value": p.value, "fatal": p.fatal,
         "history": p.history.describe(version) if p.history is not None else None,
     }
-    if len(p.suggestions) == 1:
-        out["best"] = p.suggestions[0]
+    if p.suggestions and p.option is not None:
+        # The hyphenated spelling of an underscore or capitalised flag is the one meant; other
+        # close spellings are guesses, offered as a fix only when there is a single one.
+        norm = "--" + p.option.split("=", 1)[0].lstrip("-").replace("_", "-").lower()
+        if p.suggestions[0] == norm or len(p.suggestions) == 1:
+            out["best"] = p.suggestions[0]
     if p.kind is ProblemKind.INVALID_CHOICE and p.option is not None and bound.catalogue is not None:
         spec = bound.catalogue.lookup(p.option)
         if spec is not None and spec.choices is not None:
