@@ -49,7 +49,6 @@ EXTRA_COVERAGE = {"ML101": ("A1", "A3", "A4")}
 UNCOVERED = {
     "A11": ("no finding", "the expert tensor-parallel size defaults to TP; megalint derives it "
                           "(derived.expert_tensor_parallel_size) and the expert-grid rules use it"),
-    "A12": ("not written", "the 0.19 weight-shard (GTP) asserts are decidable from flags; no rule yet"),
     "B13": ("not reachable", "the virtual pipeline size has no flag of its own; with a layout, "
                              "any virtual-stage flag is refused first (B2)"),
     "C6": ("no finding", "the FFN size default (4h, or 8h/3 rounded for SwiGLU) is derived "
@@ -57,9 +56,6 @@ UNCOVERED = {
     "D2": ("no finding", "the global batch defaults to micro batch × DP (derived.global_batch_size)"),
     "E2": ("not reachable", "only a programmatic config reaches it: validate_args turns sequence "
                             "parallelism off at TP = 1 first (E1)"),
-    "F15": ("not written", "`--num-buckets`/`--bucket-size` are not flags of any shipped catalogue; "
-                           "the NCCL user-buffer part depends on the torch version; the mxfp8 "
-                           "buffer-reuse part is decidable, no rule yet"),
     "E4": ("elsewhere", "ML745 `cuda-device-max-connections` (with Q1) decides it, in the rules of groups G-Q"),
     "E4b": ("elsewhere", "ML745 `cuda-device-max-connections` decides it (the 0.8 catalogue branch)"),
     "E7": ("elsewhere", "ML692 (error up to 0.15) and ML693 (warning from 0.16) decide it, in the MoE rules"),
@@ -78,6 +74,7 @@ UNCOVERED = {
 }
 # Parts of covered rows that no rule decides.
 PARTIAL = {
+    "F15": "only the mxfp8 buffer reuse is checked: `--num-buckets`/`--bucket-size` are not flags of any shipped catalogue, and the NCCL user-buffer part depends on the torch version",
     "D10": "only sequence packing (micro batch 1) is checked; the other `--perform-rl-step` rules are not written",
     "E8": "the Transformer Engine build (MPI/userbuffers) cannot be seen from the script",
     "F16": "nothing to check: there is no GPU-generation condition on the overlap flags",
