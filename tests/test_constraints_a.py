@@ -67,7 +67,8 @@ def test_constraint_rules_cite_sources_and_rows():
 def test_errors_name_the_stage():
     stages = ("argparse", "validate_args", "TransformerConfig", "model-parallel config", "distributed init",
               "initialize_model_parallel", "micro-batch calculator", "model is built", "optimizer",
-              "first step", "transformer config", "exit()", "does not check", "checks only part")
+              "first step", "transformer config", "data-parallel config", "exit()", "does not check",
+              "checks only part")
     for r in MINE:
         if r.severity is Severity.ERROR and r.code.startswith("ML6"):
             text = r.message.source if hasattr(r.message, "source") else str(r.message)
