@@ -225,5 +225,5 @@ def test_every_reference_names_a_row():
     ct = _coverage()
     rows = {r["id"] for r in json.loads((ROOT / "docs" / "constraint-rows.json").read_text())}
     assert len(rows) == 245
-    assert set(ct.rule_coverage()) <= rows
+    assert {r for r in ct.rule_coverage() if not r.startswith("§")} <= rows
     assert set(ct.UNCOVERED) <= rows
