@@ -227,3 +227,22 @@ def test_every_reference_names_a_row():
     assert len(rows) == 245
     assert {r for r in ct.rule_coverage() if not r.startswith("§")} <= rows
     assert set(ct.UNCOVERED) <= rows
+
+
+def test_version_tests_in_rules_are_thresholds():
+    """Rules compare versions with `megatron.matches(...)`, which must hold from some release on
+    for every release (the rules also run as 0.13, 0.17 ... when a job names those)."""
+    from megalint.engine.expressions import Env, compile_expr
+    from megalint.megatron.versions import version_key
+
+    releases = [f"0.{n}" for n in range(4, 20)] + ["HEAD"]
+    found = set()
+    for r in MINE:
+        text = (r.when.source if hasattr(r.when, "source") else str(r.when)) + str(r.message.source)
+        found |= set(re.findall(r"\(megatron == 'HEAD' \|\| megatron\.matches\('[^']+'\)\)", text))
+    assert found
+    for expr in found:
+        e = compile_expr(expr)
+        holds = [v for v in releases if e.run(Env({"megatron": v}, None))]
+        first = min(holds, key=version_key)
+        assert holds == [v for v in releases if version_key(v) >= version_key(first)], expr
