@@ -9,6 +9,7 @@ left out and its reason recorded under `unknown`, so that a rule needing it is u
 from __future__ import annotations
 
 import enum
+import json
 import math
 import re
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from typing import Any
 from megalint.diagnostics import Edit
 from megalint.hardware.profiles import Detection, GpuProfile
 from megalint.launch.model import Launch, Quantity
-from megalint.megatron.bind import BoundArgs
+from megalint.megatron.bind import BoundArgs, Problem, ProblemKind
 from megalint.megatron.derived import Derived
 from megalint.shell.facts import ScriptFacts, ShellFinding
 from megalint.shell.values import Unknown, Word
@@ -118,11 +119,7 @@ def build_context(launch: Launch, bound: BoundArgs, derived: dict[str, Derived],
     else:
         unknown["memory"] = memory_unknown or "the memory estimate needs values that are not known"
     for i, p in enumerate(bound.problems):
-        ctx["problems"].append({
-            "index": i, "kind": p.kind.value, "message": p.message, "flag": p.option, "dest": p.dest,
-            "suggestions": list(p.suggestions), "value": p.value, "fatal": p.fatal,
-            "history": p.history.describe(version) if p.history is not None else None,
-        })
+        ctx["problems"].append(_problem(i, p, bound, version))
     for i, f in enumerate(findings):
         ctx["shell"].append({"index": i, "kind": f.kind, "message": f.message,
                              **{k: plain(v) for k, v in f.data.items()}})
@@ -134,6 +131,118 @@ def build_context(launch: Launch, bound: BoundArgs, derived: dict[str, Derived],
 def _encloses(outer: Span, inner: Span) -> bool:
     return (outer.path == inner.path and outer.start <= inner.start and inner.end <= outer.end
             and (outer.start, outer.end) != (inner.start, inner.end))
+
+
+def _problem(i: int, p: Problem, bound: BoundArgs, version: str) -> dict[str, Any]:
+    """One binding problem as rules read it. Keys that only some problems have are left out
+    when they do not apply, so that a rule (or a fix) reading them is undecided there:
+    `best` (the suggestion to apply: the hyphenated spelling of the flag, or the only one), `choices` (of an invalid choice),
+    `earlier` (line:column of the occurrences a repeated flag overrides), `added_in` /
+    `removed_in` / `last_in` (the release that added or removed a flag of another version)."""
+    out: dict[str, Any] = {
+        "index": i, "kind": p.kind.value, "message": p.message, "flag": p.option, "dest": p.dest,
+        "suggestions": list(p.suggestions), "value": p.value, "fatal": p.fatal,
+        "history": p.history.describe(version) if p.history is not None else None,
+    }
+    if p.suggestions and p.option is not None:
+        # The hyphenated spelling of an underscore or capitalised flag is the one meant; other
+        # close spellings are guesses, offered as a fix only when there is a single one.
+        norm = "--" + p.option.split("=", 1)[0].lstrip("-").replace("_", "-").lower()
+        if p.suggestions[0] == norm or len(p.suggestions) == 1:
+            out["best"] = p.suggestions[0]
+    if p.kind is ProblemKind.INVALID_CHOICE and p.option is not None and bound.catalogue is not None:
+        spec = bound.catalogue.lookup(p.option)
+        if spec is not None and spec.choices is not None:
+            out["choices"] = [str(plain(c)) for c in spec.choices]
+    if p.related:
+        out["earlier"] = [f"{s.start_line}:{s.start_col}" for s in p.related]
+    if p.kind is ProblemKind.OTHER_VERSION and p.option is not None:
+        out.update(release_history(p.option, version))
+    if p.option is not None and p.kind in (ProblemKind.OTHER_VERSION, ProblemKind.UNKNOWN_FLAG):
+        renamed = RENAMED.get(p.option)
+        if renamed is not None:
+            out["renamed_to"], out["renamed_how"] = renamed[0], renamed[1]
+            if renamed[2] is not None:
+                out["renamed_in"] = renamed[2]
+        elif bound.catalogue is not None:
+            # A newer spelling used on an older Megatron that still has the old one.
+            for old, (new, _how, _when) in RENAMED.items():
+                if new == p.option and bound.catalogue.lookup(old) is not None:
+                    out["older_name"] = old
+                    break
+    return out
+
+
+# Flags Megatron-LM renamed or replaced: old spelling -> (successor, "renamed" | "replaced",
+# the first release without the old spelling, None when that predates core_v0.4.0). The
+# releases come from the extracted catalogues (megalint/data/catalogue-extracted); the
+# pre-0.4 renames from megatron/arguments.py history (NVIDIA/Megatron-LM#394).
+RENAMED: dict[str, tuple[str, str, str | None]] = {
+    "--local_rank": ("--local-rank", "renamed", "0.9"),
+    "--use-custom-fsdp": ("--use-megatron-fsdp", "renamed", "0.14"),
+    "--disable-ckpt-fully-parallel-save": ("--no-ckpt-fully-parallel-save", "renamed", "0.17"),
+    "--hybrid-attention-ratio": ("--hybrid-layer-pattern", "replaced", "0.17"),
+    "--hybrid-mlp-ratio": ("--hybrid-layer-pattern", "replaced", "0.17"),
+    "--moe-extended-tp": ("--expert-tensor-parallel-size", "replaced", "0.17"),
+    "--activations-checkpoint-method": ("--recompute-method", "renamed", None),
+    "--activations-checkpoint-num-layers": ("--recompute-num-layers", "renamed", None),
+    "--distribute-checkpointed-activations": ("--distribute-saved-activations", "renamed", None),
+    "--checkpoint-num-layers": ("--recompute-num-layers", "renamed", None),
+}
+
+
+_RELEASES: list[tuple[str, frozenset[str]]] | None = None
+
+
+def _release_catalogues() -> list[tuple[str, frozenset[str]]]:
+    """(release, option strings) of every extracted Megatron-LM release, oldest first. The
+    shipped catalogues sample five versions; these tell the release a flag came or went."""
+    global _RELEASES
+    if _RELEASES is None:
+        from importlib import resources
+
+        from megalint.megatron.versions import version_key
+
+        found = []
+        folder = resources.files("megalint.data").joinpath("catalogue-extracted")
+        for entry in folder.iterdir():
+            name = entry.name
+            if not name.endswith(".json"):
+                continue
+            stem = name[:-5]
+            release = "HEAD" if stem.startswith("main") else ".".join(stem.split(".")[:2])
+            data = json.loads(entry.read_text(encoding="utf-8"))
+            opts = frozenset(o for f in data.get("flags", ()) for o in f.get("option_strings", ()))
+            found.append((release, opts))
+        merged: dict[str, frozenset[str]] = {}
+        for release, opts in found:  # patch releases of one minor: a flag in any of them counts
+            merged[release] = merged.get(release, frozenset()) | opts
+        _RELEASES = sorted(merged.items(), key=lambda kv: version_key(kv[0]))
+    return _RELEASES
+
+
+def release_history(option: str, version: str) -> dict[str, str]:
+    """`added_in` (first release defining `option`, when it is newer than `version`) or
+    `removed_in` (first release after `version`'s side without it) and `last_in`."""
+    from megalint.megatron.versions import version_key
+
+    releases = _release_catalogues()
+    present = [r for r, opts in releases if option in opts]
+    if not present:
+        return {}
+    key = version_key(version)
+    out: dict[str, str] = {}
+    newer = [r for r in present if version_key(r) > key]
+    older = [r for r in present if version_key(r) <= key]
+    if newer and not older:
+        out["added_in"] = newer[0]
+    elif older:
+        last = older[-1]
+        out["last_in"] = last
+        after = [r for r, _ in releases if version_key(r) > version_key(last)]
+        if after:
+            out["removed_in"] = after[0]
+    return out
 
 
 def _exact(word: Word, sources: dict[str, SourceFile]) -> bool:

@@ -9,6 +9,7 @@ because Megatron never gets to compute it).
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -97,6 +98,7 @@ class _Deriver:
     def run(self) -> dict[str, Derived]:
         self.parallel_sizes()
         self.data_parallel()
+        self.pipeline_layout()
         self.virtual_pipeline()
         self.model_shape()
         self.experts()
@@ -250,6 +252,64 @@ class _Deriver:
                   (False, "off: TP is 1") if tensor_model_parallel_size == 1
                   else (bool(sequence_parallel), "--sequence-parallel"))
 
+    def pipeline_layout(self) -> None:
+        """The stages and layer counts of --pipeline-model-parallel-layout (0.13+), parsed as
+        PipelineParallelLayerLayout.parse_str_to_list does
+        (megatron/core/transformer/pipeline_parallel_layer_layout.py:283-320@HEAD)."""
+        # The layer count the pipeline split divides: --num-layers plus one for each of
+        # --account-for-embedding/loss-in-pipeline-split (arguments.py:986-996@HEAD,
+        # :588-598@core_v0.15.0, :480-490@core_v0.12.0).
+        def split(num_layers, embedding, loss):
+            if num_layers is None:
+                return None, "--num-layers is not given"
+            extra = int(bool(embedding)) + int(bool(loss))
+            return num_layers + extra, (f"{num_layers} + {extra} (embedding/loss stages)"
+                                        if extra else f"{num_layers}")
+        self.need("pipeline_split_layers", {
+            "num_layers": self.arg("num_layers"),
+            "embedding": self.arg("account_for_embedding_in_pipeline_split", False),
+            "loss": self.arg("account_for_loss_in_pipeline_split", False)},
+            _cite(self.version, {"0.8": f"{ARGS}:263@core_v0.8.0",
+                                 "0.12": f"{ARGS}:480-490@core_v0.12.0",
+                                 "0.15": f"{ARGS}:588-598@core_v0.15.0",
+                                 "HEAD": f"{ARGS}:986-996@HEAD"}), split)
+
+        src = "megatron/core/transformer/pipeline_parallel_layer_layout.py:283-320@HEAD"
+        layout = self.arg("pipeline_model_parallel_layout")
+        names = ("pipeline_layout_stages", "pipeline_layout_decoder_layers",
+                 "pipeline_layout_mtp_layers", "pipeline_layout_problem")
+        if isinstance(layout, Unknown):
+            for n in names:
+                self.put(n, Unknown(f"{n} needs --pipeline-model-parallel-layout: "
+                                    f"{layout.reason}", layout.span), "needs the layout",
+                         ("pipeline_model_parallel_layout",), src)
+            return
+        if layout is None or not isinstance(layout, str):
+            for n in names:
+                self.put(n, None, "no --pipeline-model-parallel-layout", (), src)
+            return
+        parsed = parse_pipeline_layout(layout)
+        how = f"parsed from {layout!r}"
+        inputs = ("pipeline_model_parallel_layout",)
+        if isinstance(parsed, str):
+            for n in names[:3]:
+                self.put(n, Unknown(parsed), how, inputs, src, parsed)
+            self.put(names[3], parsed, how, inputs, src)
+            return
+        flat = [c for stage in parsed for c in stage]
+        self.put(names[0], len(parsed), how, inputs, src)
+        self.put(names[1], flat.count("t"), how, inputs, src)
+        self.put(names[2], flat.count("m"), how, inputs, src)
+        problem = None
+        if flat.count("E") != 1 or flat[:1] != ["E"]:
+            problem = "the layout must start with exactly one embedding layer E"
+        elif flat.count("L") != 1 or flat[-1:] != ["L"]:
+            problem = "the layout must end with exactly one loss layer L"
+        elif "m" in flat and "t" in flat[flat.index("m"):]:
+            problem = "decoder layers t must come before the MTP layers m"
+        self.put(names[3], problem, how, inputs,
+                 "megatron/core/transformer/pipeline_parallel_layer_layout.py:88-131@HEAD")
+
     def virtual_pipeline(self) -> None:
         v = self.version
         name = "virtual_pipeline_model_parallel_size"
@@ -284,10 +344,22 @@ class _Deriver:
                      "from --hybrid-layer-pattern", ("hybrid_layer_pattern",), src)
             return
         if layout is not None:
-            self.put(name, Unknown("the virtual pipeline size comes from "
-                                   "--pipeline-model-parallel-layout, which megalint does not "
-                                   "parse here"), "from --pipeline-model-parallel-layout",
-                     ("pipeline_model_parallel_layout",), src)
+            # arguments.py:943-952@HEAD: VPP = stages // PP, None when 1.
+            stages = self.get("pipeline_layout_stages")
+            pp = self.get("pipeline_model_parallel_size")
+
+            def from_layout(pipeline_layout_stages, pipeline_model_parallel_size):
+                if pipeline_layout_stages is None:
+                    return None, "", "the layout has no stages"
+                if pipeline_layout_stages % pipeline_model_parallel_size:
+                    return None, "", (f"the layout's {pipeline_layout_stages} stages are not "
+                                      f"divisible by pipeline_model_parallel_size "
+                                      f"({pipeline_model_parallel_size})")
+                value = pipeline_layout_stages // pipeline_model_parallel_size
+                how = f"{pipeline_layout_stages} layout stages // PP {pipeline_model_parallel_size}"
+                return (None if value == 1 else value), how
+            self.need(name, {"pipeline_layout_stages": stages,
+                             "pipeline_model_parallel_size": pp}, src, from_layout)
             return
         if per_rank is not None:
             value = per_rank
@@ -634,6 +706,30 @@ class _Deriver:
             "bf16": bf16, "acc": acc,
             "grad_reduce_in_bf16": self.arg("grad_reduce_in_bf16", False),
             "main_grads_dtype": self.arg("main_grads_dtype", "fp32")}, src, acc_rule)
+
+
+_LAYOUT_UNROLL = (re.compile(r"\(([^)]+)\)\*(\d+)"), re.compile(r"(.)\*(\d+)"))
+
+
+def parse_pipeline_layout(text: str) -> list[list[str]] | str:
+    """The stages of a pipeline layout string ("Et*3|(tt|)*2,L"), or the problem Megatron would
+    stop with. Commas are cosmetic; `(...)*n` then `x*n` are unrolled, like Megatron's re.sub."""
+    s = text.replace(",", "")
+    for pattern in _LAYOUT_UNROLL:
+        total = 0
+        for m in pattern.finditer(s):
+            total += len(m.group(1)) * int(m.group(2))
+            if total > 1_000_000:
+                return "the layout unrolls to more than a million layers"
+        s = pattern.sub(lambda m: m.group(1) * int(m.group(2)), s)
+    stages = []
+    for stage in s.split("|"):
+        for ch in stage:
+            if ch not in "ELtm":
+                return (f"invalid layer character {ch!r} in the layout (known: E embedding, "
+                        f"L loss, t decoder, m MTP)")
+        stages.append(list(stage))
+    return stages
 
 
 def derive(bound: BoundArgs, world_size: int | Unknown | None,

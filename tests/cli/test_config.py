@@ -11,7 +11,7 @@ from megalint.config import load_config, position
 from .conftest import CLEAN, INFO
 
 # World size from $NNODES: undecided without a value for it.
-NODES = ("torchrun --nnodes $NNODES --nproc_per_node 8 pretrain_gpt.py --num-layers 2 "
+NODES = ("torchrun --nnodes $NNODES --nproc_per_node 8 pretrain_gpt.py --num-layers 6 "
          "--tensor-model-parallel-size 8 --pipeline-model-parallel-size 3\n")
 FP8 = "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 2 --fp8-format hybrid\n"
 

@@ -90,8 +90,14 @@ def test_virtual_pipeline():
     both = base + " --num-layers-per-virtual-pipeline-stage 2 " \
                   "--num-virtual-stages-per-pipeline-rank 2"
     assert d(both, 8)["virtual_pipeline_model_parallel_size"].error
+    # The layout's stage count over PP: 4 stages on PP 4 is no interleaving, 8 is two.
     layout = d(base + " --pipeline-model-parallel-layout Et*8|t*8|t*8|t*8L", 8)
-    assert isinstance(layout["virtual_pipeline_model_parallel_size"].value, Unknown)
+    assert layout["virtual_pipeline_model_parallel_size"].value is None
+    layout = d(base + " --pipeline-model-parallel-layout E(t*4|)*7,t*4L", 8)
+    assert layout["virtual_pipeline_model_parallel_size"].value == 2
+    assert layout["pipeline_layout_decoder_layers"].value == 32
+    odd = d(base + " --pipeline-model-parallel-layout Et*8|t*8|t*16L", 8)
+    assert isinstance(odd["virtual_pipeline_model_parallel_size"].value, Unknown)
 
 
 def test_ffn_kv_and_groups():
