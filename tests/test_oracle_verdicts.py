@@ -29,10 +29,11 @@ VERSION = {"HEAD": None, "0.19.0": "0.19", "0.15.0": "0.15", "0.12.0": "0.12", "
 # real errors that the recorded verdicts cannot confirm.
 NOT_ARGUMENT_CHECKS = {"ML301", "ML401", "ML402",
                        "ML201",  # Transformer Engine refuses the fp8 recipe at the first step
-                       "ML678"}  # context parallelism needs TE attention: fails at model build
+                       "ML678",  # context parallelism needs TE attention: fails at model build
+                       "ML618"}  # heads not shared evenly by query groups: fails at model build
 # Caught share of Megatron's rejections, per version, reached when the rules were written: a
 # floor against regressions (raise it as rules are added).
-FLOOR = {"HEAD": 0.60, "0.19.0": 0.60, "0.15.0": 0.60, "0.12.0": 0.38, "0.8.0": 0.20}
+FLOOR = {"HEAD": 1.0, "0.19.0": 1.0, "0.15.0": 0.99, "0.12.0": 0.98, "0.8.0": 0.98}
 
 
 def script_for(row) -> str:
