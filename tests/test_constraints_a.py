@@ -144,8 +144,9 @@ def test_interleaving_with_two_stages_depends_on_p2p_overlap():
 
 
 def test_layer_split_on_08_is_silent_in_megatron():
+    # 0.8 accepts an uneven split (it builds fewer layers): no error is claimed where Megatron runs.
     text = LAUNCH + "--num-layers 6 --pipeline-model-parallel-size 4"
-    assert "does not check" in codes(text, "0.8")["ML607"][0].message
+    assert "ML607" not in codes(text, "0.8")
     assert "validate_args" in codes(text, "0.15")["ML607"][0].message
 
 
