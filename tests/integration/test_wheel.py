@@ -48,9 +48,7 @@ def installed(wheelhouse, tmp_path_factory) -> Path:
     venv = tmp_path_factory.mktemp("wheel-venv") / "venv"
     run([sys.executable, "-m", "venv", venv], timeout=300)
     py = venv_bin(venv, "python")
-    # --no-compile: byte-compiling every dependency costs more than the whole test on a small machine.
-    run([py, "-m", "pip", "install", "--quiet", "--no-compile", the_wheel(wheelhouse)], env=offline_pip(wheelhouse),
-        timeout=600)
+    run([py, "-m", "pip", "install", "--quiet", the_wheel(wheelhouse)], env=offline_pip(wheelhouse), timeout=600)
     return venv
 
 
