@@ -26,10 +26,23 @@ Node = tree_sitter.Node
 Scalar = tuple  # tuple[Segment, ...]
 
 MAX_STATES = 16
-MAX_STEPS = 200_000
+MAX_STEPS = 100_000  # statements evaluated, counted once per path they run on
 MAX_LOOP_UNROLL = 64
 MAX_CALL_DEPTH = 32
 MAX_SOURCE_DEPTH = 16
+# Statements nested deeper than this (if in if in function in eval …) are not read: real
+# scripts nest a handful of levels, and each level costs Python stack frames.
+MAX_NEST = 40
+MAX_EXPANSION_DEPTH = 24  # `${A:-${B:-${C:-…}}}`
+MAX_CONDITION_DEPTH = 64  # `a && b && c …`, `[[ a && b && … ]]`
+# Values past these sizes become Unknown("too long"): `X=$X$X` in a loop must not fill memory.
+MAX_VALUE_CHARS = 65_536
+MAX_VALUE_SEGMENTS = 4_096
+MAX_FIELDS = 10_000  # words one expansion may produce
+MAX_ARRAY = 10_000  # elements of one array
+MAX_SOURCE_BYTES = 1 << 20
+MAX_PATTERN_SUBJECT = 4_096  # glob `#`/`%` operators are quadratic in the value's length
+MAX_PATTERN_REPLACE = 512  # glob `/`/`//` are cubic
 
 _IFS = re.compile(r"[ \t\n]+")
 _NOT_LAUNCH = frozenset(
@@ -74,8 +87,19 @@ class State:
         )
 
 
-class _Budget(Exception):
-    pass
+def _too_long(span) -> Unknown:
+    return Unknown(f"the value is too long to follow (over {MAX_VALUE_CHARS} characters or "
+                   f"{MAX_VALUE_SEGMENTS} pieces)", span)
+
+
+def _oversized(segs) -> bool:
+    if len(segs) > MAX_VALUE_SEGMENTS:
+        return True
+    total = 0
+    for seg in segs:
+        if seg.text is not None:
+            total += len(seg.text)
+    return total > MAX_VALUE_CHARS
 
 
 @dataclass
@@ -105,6 +129,11 @@ class Evaluator:
         self.unknown_tokens: dict[str, Unknown] = {}
         self.headers_stack: tuple = ()  # `#SBATCH` lines of an `sbatch <<EOF` script being read
         self._finding_keys: set = set()
+        self.exhausted = False  # the step budget is spent: later statements are skipped
+        self._nest = 0
+        self._pdepth = 0
+        self._noted: set = set()
+        self._parsed_files: dict = {}  # real path -> ParsedScript (or InputError/OSError text)
 
     # ------------------------------------------------------------------ entry points
     def run(self, ps: ParsedScript) -> list[State]:
@@ -117,12 +146,12 @@ class Evaluator:
             st.vars[name] = Var(scalar=(Segment(text, span),), exported=True, site=span)
         for name, text in self.assume.items():
             st.vars[name] = Var(scalar=(Segment(str(text), None, assumed=None),), exported=True)
-        try:
-            states = self.block(ps.root.children, [st], _Ctx(ps))
-        except _Budget:
-            self.notes.append(f"evaluation stopped after {MAX_STEPS} steps; later commands are not read")
-            states = [st]
-        return states
+        return self.block(ps.root.children, [st], _Ctx(ps))
+
+    def note_once(self, key: str, text: str) -> None:
+        if key not in self._noted:
+            self._noted.add(key)
+            self.notes.append(text)
 
     def finding(self, kind: str, span: Span, message: str, **data) -> None:
         key = (kind, span.path, span.start, span.end)
@@ -141,24 +170,47 @@ class Evaluator:
     def stmt(self, node: Node, states: list[State], ctx: _Ctx) -> list[State]:
         out: list[State] = []
         live = [s for s in states if not s.stopped]
-        done = [s for s in states if s.stopped]
-        if not live:
+        if not live or self.exhausted:
             return states
-        self.steps += 1
+        done = [s for s in states if s.stopped]
+        self.steps += len(live)
         if self.steps > MAX_STEPS:
-            raise _Budget()
+            self.exhausted = True
+            self.note_once("budget", f"{ctx.ps.span(node)}: evaluation stopped after {MAX_STEPS} steps; "
+                                     "later commands are not read")
+            return states
+        if self._nest >= MAX_NEST:
+            return done + self.too_deep(node, live, ctx)
         handler = getattr(self, "s_" + node.type, None)
-        if handler is None:
-            if node.type == "ERROR":
-                return states
-            # Unknown statement kinds leave the state alone but their nested commands still run.
-            for child in node.named_children:
-                if child.type in ("command", "pipeline", "list", "redirected_statement"):
-                    live = self.stmt(child, live, ctx)
-            return done + live
-        for st in live:
-            out.extend(handler(node, st, ctx))
+        self._nest += 1
+        try:
+            if handler is None:
+                if node.type == "ERROR":
+                    return states
+                # Unknown statement kinds leave the state alone but their nested commands still run.
+                for child in node.named_children:
+                    if child.type in ("command", "pipeline", "list", "redirected_statement"):
+                        live = self.stmt(child, live, ctx)
+                return done + live
+            for st in live:
+                out.extend(handler(node, st, ctx))
+        finally:
+            self._nest -= 1
         return done + self.limit(out, node, ctx)
+
+    def too_deep(self, node, live, ctx):
+        """A statement nested past MAX_NEST: what it assigns becomes unknown, its commands are not read."""
+        span = ctx.ps.span(node)
+        self.note_once("nest", f"{span}: statements nested more than {MAX_NEST} levels deep (counting "
+                               "function calls, eval and sourced files) are not read")
+        assigned: set = set()
+        _assigned_names(node, ctx.ps, assigned)
+        reason = Unknown(f"set in a statement nested too deep to read (line {span.start_line})", span)
+        for st in live:
+            for name in assigned:
+                old = st.vars.get(name)
+                st.vars[name] = Var(unknown=reason, exported=bool(old and old.exported), site=span)
+        return live
 
     def limit(self, states: list[State], node: Node, ctx: _Ctx) -> list[State]:
         if len(states) <= MAX_STATES:
@@ -365,7 +417,7 @@ class Evaluator:
             name = node.child_by_field_name("name")
             return name is not None and self._plain(name) in ("[", "test", "[[")
         if node.type == "negated_command":
-            return any(self.is_test(c) for c in node.named_children)
+            return any(c.type in ("test_command", "command") and self.is_test(c) for c in node.named_children)
         return False
 
     def s_if_statement(self, node, st, ctx):
@@ -942,18 +994,26 @@ class Evaluator:
         if real in self._source_stack or len(self._source_stack) > MAX_SOURCE_DEPTH:
             self.notes.append(f"{span}: {target} is already being sourced (a cycle); not followed again")
             return [st]
-        try:
-            with open(real, "rb") as fh:
-                data = fh.read()
-            shown = os.path.relpath(real)
-            sub = parse_file(real if shown.startswith("..") else shown, data)
-        except (OSError, InputError) as exc:
-            self.notes.append(f"{span}: cannot read sourced file {target}: {exc}")
+        sub = self._parsed_files.get(real)
+        if sub is None:
+            try:
+                if os.path.getsize(real) > MAX_SOURCE_BYTES:
+                    raise InputError(f"{real}: larger than {MAX_SOURCE_BYTES} bytes, not a launch script")
+                with open(real, "rb") as fh:
+                    data = fh.read(MAX_SOURCE_BYTES + 1)
+                shown = os.path.relpath(real)
+                sub = parse_file(real if shown.startswith("..") else shown, data)
+            except (OSError, InputError, ValueError) as exc:
+                sub = str(exc)
+            self._parsed_files[real] = sub
+        if isinstance(sub, str):
+            self.notes.append(f"{span}: cannot read sourced file {target}: {sub}")
             self.mark_source_unknown(st, span, f"{target}, sourced at {span}, could not be read")
             return [st]
-        self.sources[sub.source.path] = sub.source
-        self.sourced.append(sub.source.path)
-        _assigned_names(sub.root, sub, self.sourced_names)
+        if sub.source.path not in self.sources:
+            self.sources[sub.source.path] = sub.source
+            self.sourced.append(sub.source.path)
+            _assigned_names(sub.root, sub, self.sourced_names)
         self._source_stack.append(real)
         try:
             saved = st.positional
@@ -982,10 +1042,11 @@ class Evaluator:
             return
         prev = node.prev_named_sibling
         span = ctx.ps.span(name_node)
-        row = name_node.start_point[0]
-        if row >= 1:
-            text_before = ctx.ps.parse_text.split(b"\n")[row - 1].rstrip()
-            if text_before.endswith(b"\\"):
+        data = ctx.ps.parse_text
+        line_start = data.rfind(b"\n", 0, name_node.start_byte)
+        if line_start > 0:
+            prev_start = data.rfind(b"\n", 0, line_start) + 1
+            if data[prev_start:line_start].rstrip().endswith(b"\\"):
                 return
         if prev is None:
             return
@@ -1020,7 +1081,9 @@ class Evaluator:
                 for w in self.expand_word(c, st, ctx):
                     elements.append(w)
             if any(w.splat is not None for w in elements):
-                st.vars[name] = Var(unknown=Unknown(f"`{name}` holds the script's arguments", span), exported=exported, site=span)
+                why = next(w.splat for w in elements if w.splat is not None)
+                reason = why.reason if "too long" in why.reason else f"`{name}` holds the script's arguments"
+                st.vars[name] = Var(unknown=Unknown(reason, span), exported=exported, site=span)
                 return name
             base_arr = {}
             if append and old is not None and old.array is not None:
@@ -1029,6 +1092,10 @@ class Evaluator:
                 base_arr = {"0": old.scalar}
             elif append and old is not None and old.unknown is not None:
                 st.vars[name] = Var(unknown=old.unknown, exported=exported, site=span)
+                return name
+            if len(base_arr) + len(elements) > MAX_ARRAY:
+                st.vars[name] = Var(unknown=Unknown(f"`{name}` has more than {MAX_ARRAY} elements (too long to follow)",
+                                                    span), exported=exported, site=span)
                 return name
             start = _next_index(base_arr)
             for i, w in enumerate(elements):
@@ -1046,8 +1113,14 @@ class Evaluator:
                 return name
             if append and key in arr:
                 arr[key] = tuple(arr[key]) + tuple(segs)
+                if _oversized(arr[key]):
+                    arr[key] = (Segment(None, span, (), _too_long(span)),)
             else:
                 arr[key] = segs
+            if len(arr) > MAX_ARRAY:
+                st.vars[name] = Var(unknown=Unknown(f"`{name}` has more than {MAX_ARRAY} elements (too long to follow)",
+                                                    span), exported=exported, site=span)
+                return name
             st.vars[name] = Var(array=arr, exported=exported, site=span)
             return name
         if append:
@@ -1061,6 +1134,9 @@ class Evaluator:
             else:
                 old_segs = old.scalar or ()
             segs = tuple(old_segs) + tuple(segs)
+            if _oversized(segs):
+                st.vars[name] = Var(unknown=_too_long(span), exported=exported, site=span)
+                return name
         st.vars[name] = Var(scalar=tuple(segs), exported=exported, site=span)
         return name
 
@@ -1079,9 +1155,9 @@ class Evaluator:
         return [st]
 
     # ------------------------------------------------------------------ conditions
-    def condition_value(self, node, st, ctx) -> bool | None:
+    def condition_value(self, node, st, ctx, depth=0) -> bool | None:
         """True/False when the exit status of a condition is known statically, else None."""
-        if node is None:
+        if node is None or depth > MAX_CONDITION_DEPTH:
             return None
         t = node.type
         if t == "test_command":
@@ -1091,7 +1167,7 @@ class Evaluator:
             return self.test_expr(inner[0], st, ctx)
         if t == "negated_command":
             inner = node.named_children
-            v = self.condition_value(inner[0], st, ctx) if inner else None
+            v = self.condition_value(inner[0], st, ctx, depth + 1) if inner else None
             return None if v is None else not v
         if t == "command":
             name = node.child_by_field_name("name")
@@ -1118,8 +1194,8 @@ class Evaluator:
             named = node.named_children
             ops = [c.type for c in node.children if not c.is_named]
             if len(named) == 2 and ops:
-                a = self.condition_value(named[0], st, ctx)
-                b = self.condition_value(named[1], st, ctx)
+                a = self.condition_value(named[0], st, ctx, depth + 1)
+                b = self.condition_value(named[1], st, ctx, depth + 1)
                 if ops[0] == "&&":
                     if a is False or b is False:
                         return False
@@ -1130,20 +1206,22 @@ class Evaluator:
                     return False if a is False and b is False else None
         if t == "redirected_statement":
             body = node.child_by_field_name("body")
-            return self.condition_value(body, st, ctx)
+            return self.condition_value(body, st, ctx, depth + 1)
         return None
 
-    def test_expr(self, node, st, ctx) -> bool | None:
+    def test_expr(self, node, st, ctx, depth=0) -> bool | None:
+        if depth > MAX_CONDITION_DEPTH:
+            return None
         t = node.type
         if t == "parenthesized_expression":
             inner = node.named_children
-            return self.test_expr(inner[0], st, ctx) if inner else None
+            return self.test_expr(inner[0], st, ctx, depth + 1) if inner else None
         if t == "unary_expression":
             op_node = node.child(0)
             operand = node.named_children[-1] if node.named_children else None
             op = ctx.ps.text(op_node) if op_node is not None else ""
             if op == "!":
-                v = self.test_expr(operand, st, ctx) if operand is not None else None
+                v = self.test_expr(operand, st, ctx, depth + 1) if operand is not None else None
                 return None if v is None else not v
             val = _text(self.expand_scalar(operand, st, ctx)) if operand is not None else ""
             if op == "-z":
@@ -1161,14 +1239,14 @@ class Evaluator:
                         op = ctx.ps.text(c)
                         break
             if op in ("&&", "-a"):
-                a = self.test_expr(left, st, ctx)
-                b = self.test_expr(right, st, ctx)
+                a = self.test_expr(left, st, ctx, depth + 1)
+                b = self.test_expr(right, st, ctx, depth + 1)
                 if a is False or b is False:
                     return False
                 return True if a and b else None
             if op in ("||", "-o"):
-                a = self.test_expr(left, st, ctx)
-                b = self.test_expr(right, st, ctx)
+                a = self.test_expr(left, st, ctx, depth + 1)
+                b = self.test_expr(right, st, ctx, depth + 1)
                 if a is True or b is True:
                     return True
                 return False if a is False and b is False else None
@@ -1200,6 +1278,9 @@ class Evaluator:
                     origin = ((seg.site,) if seg.site is not None else ()) + seg.origin
                     seg = Segment(seg.text, eid[1], origin, seg.unknown, seg.via, seg.assumed)
                 out.append(seg)
+        if _oversized(out):
+            span = ctx.ps.span(node)
+            return (Segment(None, span, (), _too_long(span)),)
         return tuple(out)
 
     def expand_word(self, node, st, ctx) -> list[Word]:
@@ -1208,12 +1289,21 @@ class Evaluator:
             key = (node.start_byte, node.end_byte, "w")
             cached = ctx.ps.cache.get(key)
             if cached is None:
-                cached = ctx.ps.cache[key] = self.split(self.pieces(node, st, ctx, quoted=False, eid=None))
+                cached = ctx.ps.cache[key] = self.split(self.pieces(node, st, ctx, quoted=False, eid=None), node, ctx)
             return list(cached)
         pieces = self.pieces(node, st, ctx, quoted=False, eid=None)
-        return self.split(pieces)
+        return self.split(pieces, node, ctx)
 
-    def split(self, pieces) -> list[Word]:
+    def split(self, pieces, node=None, ctx=None) -> list[Word]:
+        words = self._split(pieces)
+        if len(words) > MAX_FIELDS or any(_oversized(w.segments) for w in words):
+            span = ctx.ps.span(node) if node is not None else None
+            if len(words) > MAX_FIELDS:
+                return [Word((), Unknown(f"more than {MAX_FIELDS} words from one expansion (too long to follow)", span))]
+            return [Word((Segment(None, span, (), _too_long(span)),)) if _oversized(w.segments) else w for w in words]
+        return words
+
+    def _split(self, pieces) -> list[Word]:
         fields: list[list] = []
         cur: list = []
         have = False
@@ -1301,6 +1391,17 @@ class Evaluator:
 
     def pieces(self, node, st, ctx, quoted: bool, eid) -> list:
         """Pieces: ("seg", Segment, splittable, eid) | ("break",) | ("splat", Unknown) | ("quoted-empty",)."""
+        if self._pdepth >= MAX_EXPANSION_DEPTH:
+            span = ctx.ps.span(node)
+            return [("seg", Segment.unknown_at(f"expansions nested more than {MAX_EXPANSION_DEPTH} levels deep "
+                                               "are not read", span), False, eid)]
+        self._pdepth += 1
+        try:
+            return self._pieces(node, st, ctx, quoted, eid)
+        finally:
+            self._pdepth -= 1
+
+    def _pieces(self, node, st, ctx, quoted: bool, eid) -> list:
         t = node.type
         ps = ctx.ps
         if t in ("word", "number", "extglob_pattern", "regex", "variable_name", "test_operator"):
@@ -1717,7 +1818,11 @@ class Evaluator:
             pat = self.operand_text(operands, st, ctx)
             if pat is None:
                 return [("seg", Segment.unknown_at(f"the pattern of `{ps.text(node)}`", span), False, eid)]
-            return result(_strip_pattern(value, pat, op))
+            got = _strip_pattern(value, pat, op)
+            if got is None:
+                return [("seg", Segment.unknown_at(f"`{ps.text(node)}` on a value too long to match a pattern against",
+                                                   span), False, eid)]
+            return result(got)
         if op in ("/", "//", "/#", "/%"):
             pat_nodes, rep_nodes, seen_sep = [], [], False
             for c in operands:
@@ -1729,7 +1834,11 @@ class Evaluator:
             rep = self.operand_text(rep_nodes, st, ctx) if rep_nodes else ""
             if pat is None or rep is None:
                 return [("seg", Segment.unknown_at(f"the pattern of `{ps.text(node)}`", span), False, eid)]
-            return result(_replace_pattern(value, pat, rep, op))
+            got = _replace_pattern(value, pat, rep, op)
+            if got is None or len(got) > MAX_VALUE_CHARS:
+                return [("seg", Segment.unknown_at(f"`{ps.text(node)}` on a value too long to match a pattern against",
+                                                   span), False, eid)]
+            return result(got)
         if op in ("^^", "^", ",,", ","):
             if operands:
                 return [("seg", Segment.unknown_at(f"case conversion with a pattern `{ps.text(node)}`", span), False, eid)]
@@ -1795,6 +1904,8 @@ class Evaluator:
         if "$" in text or "`" in text:
             text = self.expand_arith_text(text, st, ctx, span, origins, assumed, node)
 
+        nesting = [0]
+
         def lookup(name):
             seen = set()
             cur = name
@@ -1823,7 +1934,15 @@ class Evaluator:
                         seen.add(val)
                         cur = val
                         continue
-                    return arith.evaluate(val, lookup)
+                    # A value that is itself an expression (`X='Y+1'`) is evaluated in turn;
+                    # bash stops self-reference with "expression recursion level exceeded".
+                    if nesting[0] >= 8:
+                        raise arith.ArithUnknown(f"${cur} refers to itself through arithmetic")
+                    nesting[0] += 1
+                    try:
+                        return arith.evaluate(val, lookup)
+                    finally:
+                        nesting[0] -= 1
 
         def assign(name, value):
             old = st.vars.get(name)
@@ -2088,7 +2207,16 @@ def _glob_match(pat: str, text: str) -> bool:
     return re.match(_glob_to_regex(pat), text, re.S) is not None
 
 
-def _strip_pattern(value: str, pat: str, op: str) -> str:
+_GLOB_CHARS = re.compile(r"[*?\[\\]")
+
+
+def _strip_pattern(value: str, pat: str, op: str) -> str | None:
+    if not _GLOB_CHARS.search(pat):
+        if op in ("#", "##"):
+            return value[len(pat):] if value.startswith(pat) else value
+        return value[:len(value) - len(pat)] if pat and value.endswith(pat) else value
+    if len(value) > MAX_PATTERN_SUBJECT:
+        return None
     rx = re.compile(_glob_to_regex(pat), re.S)
     n = len(value)
     if op in ("#", "##"):
@@ -2104,7 +2232,19 @@ def _strip_pattern(value: str, pat: str, op: str) -> str:
     return value
 
 
-def _replace_pattern(value: str, pat: str, rep: str, op: str) -> str:
+def _replace_pattern(value: str, pat: str, rep: str, op: str) -> str | None:
+    if not _GLOB_CHARS.search(pat):
+        if not pat:
+            return value
+        if op == "/#":
+            return rep + value[len(pat):] if value.startswith(pat) else value
+        if op == "/%":
+            return value[:len(value) - len(pat)] + rep if value.endswith(pat) else value
+        if op == "//" and len(value) // len(pat) * max(len(rep), 1) > MAX_VALUE_CHARS:
+            return None
+        return value.replace(pat, rep, 1 if op == "/" else -1)
+    if len(value) > MAX_PATTERN_REPLACE:
+        return None
     rx = re.compile(_glob_to_regex(pat), re.S)
     n = len(value)
     if op == "/#":
@@ -2183,9 +2323,12 @@ def _compare(op, lv, rv, pattern) -> bool | None:
     if op == ">":
         return lv > rv
     if op == "=~":
+        # A group under a quantifier can backtrack for ever on a long subject: not decided.
+        if len(lv) > 4096 or len(rv) > 256 or re.search(r"\)[*+?{]", rv):
+            return None
         try:
             return re.search(rv, lv) is not None
-        except re.error:
+        except (re.error, RecursionError, OverflowError):
             return None
     return None
 

@@ -74,7 +74,13 @@ def decode(path: str, data: bytes) -> str:
 
 
 def parse_text(path: str, text: str) -> ParsedScript:
-    source = SourceFile(path, text)
+    try:
+        source = SourceFile(path, text)
+    except UnicodeEncodeError as exc:
+        # Only a str built in Python can hold lone surrogates; a file read by decode() cannot.
+        line = text[: exc.start].count("\n") + 1
+        raise InputError(f"{path}:{line}: the text holds a character that is not valid Unicode "
+                         f"(U+{ord(text[exc.start]):04X})") from None
     data = source.data
     ends_cont = _trailing_continuation(source)
     if ends_cont is not None:
@@ -92,6 +98,24 @@ def parse_text(path: str, text: str) -> ParsedScript:
             data = bytes(buf)
             tree = _PARSER.parse(data)
     return ParsedScript(source, tree, placeholders, ends_cont, data)
+
+
+def parse_padded(source: SourceFile, data: bytes) -> ParsedScript:
+    """Parse `data`, whose byte offsets are those of `source` (a command string re-read in
+    place, everything around it blanked): nodes keep their real lines and columns."""
+    tree = _PARSER.parse(data)
+    placeholders: list[Span] = []
+    if b"<" in data:
+        found = _find_placeholders(tree, data)
+        if found:
+            buf = bytearray(data)
+            for start, end in found:
+                inner = bytes(buf[start + 1:end - 1]).replace(b"'", b"_")
+                buf[start:end] = b"'" + inner + b"'"
+                placeholders.append(source.span_bytes(start, end))
+            data = bytes(buf)
+            tree = _PARSER.parse(data)
+    return ParsedScript(source, tree, placeholders, None, data)
 
 
 def parse_file(path: str, data: bytes) -> ParsedScript:
