@@ -37,7 +37,7 @@ MAX_EXPANSION_DEPTH = 24  # `${A:-${B:-${C:-…}}}`
 MAX_CONDITION_DEPTH = 64  # `a && b && c …`, `[[ a && b && … ]]`
 # Values past these sizes become Unknown("too long"): `X=$X$X` in a loop must not fill memory.
 MAX_VALUE_CHARS = 65_536
-MAX_VALUE_SEGMENTS = 4_096
+MAX_VALUE_SEGMENTS = 2_048
 MAX_FIELDS = 10_000  # words one expansion may produce
 MAX_ARRAY = 10_000  # elements of one array
 MAX_SOURCE_BYTES = 1 << 20
@@ -1706,7 +1706,10 @@ class Evaluator:
             if var is not None and var.array is not None:
                 elements = _array_values(var.array)
             elif var is not None and var.unknown is not None:
-                return [("seg", Segment(None, span, (), var.unknown), False, my_eid)]
+                if length:
+                    return [("seg", Segment(None, span, (), var.unknown), False, my_eid)]
+                # An unknown array is any number of words, not one.
+                return [("splat", Unknown(var.unknown.reason, span))]
             elif var is not None and var.scalar is not None:
                 elements = [var.scalar]
             elif var is None:

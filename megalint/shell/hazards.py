@@ -69,10 +69,12 @@ def _parse_errors(ps: ParsedScript) -> list[ShellFinding]:
     while stack and len(out) < MAX_PARSE_ERRORS:
         node = stack.pop()
         if node.type == "ERROR" or node.is_missing:
-            start = ps.source.char_offset(node.start_byte)
+            size = len(ps.source.text)
+            # A missing token at the very end (`(0` then EOF) is shown on the last character.
+            start = min(ps.source.char_offset(node.start_byte), max(0, size - 1))
             line, _ = ps.source.position(start)
             line_end = len(ps.source.line_text(line)) + (start - ps.source.position(start)[1] + 1)
-            end = max(start + 1, min(ps.source.char_offset(node.end_byte), line_end))
+            end = min(max(start + 1, min(ps.source.char_offset(node.end_byte), line_end)), size)
             span = ps.source.span(start, end)
             what = f"missing `{node.type}`" if node.is_missing else "a construct megalint cannot read"
             out.append(ShellFinding("parse-error", span,
