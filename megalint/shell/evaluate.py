@@ -18,7 +18,7 @@ import tree_sitter
 
 from megalint.shell import arith
 from megalint.shell.facts import CommandRecord, PathFacts, ScriptFacts, ShellFinding, VariableFact
-from megalint.shell.parse import InputError, ParsedScript, parse_file, parse_text
+from megalint.shell.parse import InputError, ParsedScript, parse_file, parse_padded, parse_text
 from megalint.shell.values import Segment, Unknown, Word
 from megalint.source import Span
 
@@ -45,11 +45,19 @@ MAX_PATTERN_SUBJECT = 4_096  # glob `#`/`%` operators are quadratic in the value
 MAX_PATTERN_REPLACE = 512  # glob `/`/`//` are cubic
 
 _IFS = re.compile(r"[ \t\n]+")
+_BLANK = re.compile(rb"[^\n]")
 _NOT_LAUNCH = frozenset(
     "echo printf mkdir cd rm cp mv ls cat sleep wait set trap ulimit touch chmod ln pushd popd "
     "true false : hostname date tee sed awk grep head tail sort uniq wc tr cut basename dirname "
     "pwd realpath readlink shift return exit test [ [[ unset read getopts".split()
 )
+# Commands whose arguments change nothing the evaluator tracks: their words need not be
+# expanded unless an expansion itself assigns (`${X:=1}`, `$((i++))`) or may hold a finding.
+_INERT = frozenset(
+    "echo printf mkdir rm cp mv ls cat sleep touch chmod ln tee sed awk grep head tail sort uniq wc tr "
+    "cut hostname date true false : wait nvidia-smi pip mkdir find xargs".split()
+)
+_ASSIGNING = re.compile(r"\$\(\(|\(\(|\$\[|\$\{[^}]*=|\\|`|\$\(")
 _DECLS = frozenset({"export", "declare", "typeset", "local", "readonly"})
 _LITERAL_WORDS = frozenset({"word", "number", "raw_string"})
 _HEREDOC_SHELLS = frozenset({"sbatch", "bash", "sh", "srun", "salloc"})
@@ -67,7 +75,7 @@ class Var:
 @dataclass
 class State:
     vars: dict
-    positional: list | None  # list of Scalar, or None when they are the script's unknown arguments
+    positional: tuple | None  # tuple of Scalar, or None when they are the script's unknown arguments
     cond: tuple = ()
     funcs: dict = field(default_factory=dict)
     commands: list = field(default_factory=list)
@@ -78,13 +86,19 @@ class State:
         # Var objects are never changed in place, so a shallow copy is a real fork.
         return State(
             dict(self.vars),
-            list(self.positional) if self.positional is not None else None,
+            self.positional,  # a tuple: shared, never changed in place
             self.cond + ((cond,) if cond else ()),
             dict(self.funcs),
             list(self.commands),
             self.stopped,
             self.in_loop,
         )
+
+
+_MISS = object()
+_NOREAD = object()
+_POS = "\0positional"
+MEMO_ENTRIES = 8  # remembered results per word; paths that share inputs share the result
 
 
 def _too_long(span) -> Unknown:
@@ -134,6 +148,18 @@ class Evaluator:
         self._pdepth = 0
         self._noted: set = set()
         self._parsed_files: dict = {}  # real path -> ParsedScript (or InputError/OSError text)
+        # Memoised expansions: a word's value depends only on the variables it reads. While one
+        # is computed, `_rec` collects what it read (name -> the Var object seen); a later path
+        # holding the very same objects gets the same result. `_impure` marks an expansion that
+        # assigned (`${X:=1}`, `$((i++))`): never reused.
+        self._rec: dict | None = None
+        self._impure = False
+        self._exported_of: dict = {}  # id(Var) -> (Var, the same Var exported)
+        self._word_of: dict = {}  # id(Var) -> (Var, its value as one Word)
+        self._reparsed: dict = {}  # (path, segments) -> ParsedScript of a command string
+        self._unknown_names: dict = {}  # Unknown -> its placeholder variable name in a command string
+        self._parts_of: dict = {}  # id(Segment) -> (Segment, its fields after splitting)
+        self._arith_parsed: dict = {}  # (path, `$((…))` text) -> its `$` parts, parsed
 
     # ------------------------------------------------------------------ entry points
     def run(self, ps: ParsedScript) -> list[State]:
@@ -147,6 +173,69 @@ class Evaluator:
         for name, text in self.assume.items():
             st.vars[name] = Var(scalar=(Segment(str(text), None, assumed=None),), exported=True)
         return self.block(ps.root.children, [st], _Ctx(ps))
+
+    # ------------------------------------------------------------------ memoisation
+    def _get(self, st: State, name: str):
+        v = st.vars.get(name)
+        if self._rec is not None:
+            self._rec[name] = v
+        return v
+
+    def _pos(self, st: State):
+        if self._rec is not None:
+            self._rec[_POS] = st.positional
+        return st.positional
+
+    def _memo(self, ps, key, st: State, compute):
+        entries = ps.cache.get(key)
+        epoch = len(self.sourced_names)
+        if entries:
+            vars_ = st.vars
+            pos = st.positional
+            for deps, ep, result in entries:
+                if ep != epoch:
+                    continue
+                for name, v in deps:
+                    if (pos if name is _POS else vars_.get(name)) is not v:
+                        break
+                else:
+                    if self._rec is not None:
+                        self._rec.update(deps)
+                    return result
+        saved_rec, saved_impure = self._rec, self._impure
+        rec: dict = {}
+        self._rec, self._impure = rec, False
+        try:
+            result = compute()
+            impure = self._impure
+        finally:
+            self._rec, self._impure = saved_rec, saved_impure
+        if saved_rec is not None:
+            saved_rec.update(rec)
+        if impure:
+            self._impure = True
+            return result
+        if entries is None:
+            entries = ps.cache[key] = []
+        elif len(entries) >= MEMO_ENTRIES:
+            del entries[0]
+        entries.append((tuple(rec.items()), epoch, result))
+        return result
+
+    def _input_var(self, name: str, span: Span, empty: bool = False) -> "Var":
+        """`export X` / `local X` of a variable: one object for every path, so paths stay alike."""
+        key = ("input", name, span, empty)
+        var = self._exported_of.get(key)
+        if var is None:
+            var = self._exported_of[key] = (Var(scalar=(), site=span) if empty else
+                                            Var(unknown=self.env_unknown(name, span), site=span))
+        return var
+
+    def _exported(self, var: "Var") -> "Var":
+        got = self._exported_of.get(id(var))
+        if got is None or got[0] is not var:
+            got = self._exported_of[id(var)] = (var, replace(var, exported=True))
+        return got[1]
 
     def note_once(self, key: str, text: str) -> None:
         if key not in self._noted:
@@ -245,9 +334,20 @@ class Evaluator:
     def merge(self, states: list[State], span: Span) -> State:
         base = states[0].fork()
         base.cond = tuple(c for c in base.cond if all(c in s.cond for s in states))
+        first_vars = states[0].vars
         names = set()
-        for s in states:
-            names.update(s.vars)
+        for s in states[1:]:
+            other = s.vars
+            if other is first_vars:
+                continue
+            missing = len(other) != len(first_vars)
+            for name, v in other.items():
+                w = first_vars.get(name, _MISS)
+                if w is not v:
+                    names.add(name)
+                    missing = missing or w is _MISS
+            if missing:
+                names.update(k for k in first_vars if k not in other)
         reason = Unknown(f"differs between branches (too many paths, merged at line {span.start_line})", span)
         for name in names:
             vals = [s.vars.get(name) for s in states]
@@ -345,7 +445,7 @@ class Evaluator:
             child.vars = {k: v for k, v in child.vars.items() if v.exported}
         for name, (text, span) in implied_environment(list(headers)).items():
             child.vars[name] = Var(scalar=(Segment(text, span),), exported=True, site=span)
-        child.positional = []
+        child.positional = ()
         wrappers = ctx.wrappers + ((tuple(words),) if words else ())
         saved = self.headers_stack
         self.headers_stack = headers or saved
@@ -688,24 +788,24 @@ class Evaluator:
                 name = flag
                 var = st.vars.get(name)
                 if var is None:
-                    var = st.vars[name] = Var(unknown=self.env_unknown(name, ctx.ps.span(c)), site=ctx.ps.span(c))
+                    var = st.vars[name] = self._input_var(name, ctx.ps.span(c))
                 if kind == "local":
                     # A bare `local x` makes x empty inside the function.
-                    st.vars[name] = Var(scalar=(), site=ctx.ps.span(c))
+                    st.vars[name] = self._input_var(name, ctx.ps.span(c), empty=True)
                     var = st.vars[name]
                 if export:
-                    st.vars[name] = replace(var, exported=not unexport)
+                    st.vars[name] = self._exported(var) if not unexport else replace(var, exported=False)
             elif c.type == "variable_name":
                 name = ctx.ps.text(c)
                 var = st.vars.get(name)
                 if var is None:
-                    var = st.vars[name] = Var(unknown=self.env_unknown(name, ctx.ps.span(c)), site=ctx.ps.span(c))
+                    var = st.vars[name] = self._input_var(name, ctx.ps.span(c))
                 if export:
-                    st.vars[name] = replace(var, exported=True)
+                    st.vars[name] = self._exported(var)
             elif c.type == "variable_assignment":
                 name = self.assign(c, st, ctx)
-                if name and export:
-                    st.vars[name] = replace(st.vars[name], exported=True)
+                if name and export and name in st.vars:
+                    st.vars[name] = self._exported(st.vars[name])
         return [st]
 
     def s_unset_command(self, node, st, ctx):
@@ -738,6 +838,10 @@ class Evaluator:
                 self.assign(a, st, ctx)
             return [st]
         name_text = self._plain(name_node)
+        if name_text in _INERT and not assigns_nodes and name_text not in st.funcs:
+            args_text = ctx.ps.parse_text[name_node.end_byte:node.end_byte]
+            if not _ASSIGNING.search(args_text.decode("utf-8", "replace")):
+                return [st]
         words: list[Word] = []
         words.extend(self.expand_word(name_node, st, ctx))
         for a in arg_nodes:
@@ -787,7 +891,7 @@ class Evaluator:
             return [st]
         if first == "set":
             if args and args[0].text == "--":
-                st.positional = [w.segments for w in args[1:]] if all(w.splat is None for w in args[1:]) else None
+                st.positional = tuple(w.segments for w in args[1:]) if all(w.splat is None for w in args[1:]) else None
             return [st]
         if first == "let":
             for a in args:
@@ -825,6 +929,12 @@ class Evaluator:
                                          self.headers_stack))
 
     def var_word(self, var: Var, name: str) -> Word:
+        got = self._word_of.get(id(var))
+        if got is None or got[0] is not var:
+            got = self._word_of[id(var)] = (var, self._var_word(var))
+        return got[1]
+
+    def _var_word(self, var: Var) -> Word:
         if var.unknown is not None:
             return Word((Segment(None, var.site, (), var.unknown),))
         if var.scalar is not None:
@@ -840,7 +950,7 @@ class Evaluator:
         body, ps = st.funcs[name]
         saved_pos = st.positional
         saved_vars = {k: v for k, v in st.vars.items()}
-        st.positional = [w.segments for w in args] if all(w.splat is None for w in args) else None
+        st.positional = tuple(w.segments for w in args) if all(w.splat is None for w in args) else None
         declared_local = set()
         _local_names(body, ps, declared_local)
         results = self.stmt(body, [st], _Ctx(ps, ctx.wrappers, ctx.depth + 1))
@@ -896,7 +1006,7 @@ class Evaluator:
         for k, w in assigns.items():
             child.vars[k] = Var(scalar=w.segments, exported=True)
         rest = words[idx + 3:] if idx + 2 < len(words) else []
-        child.positional = [w.segments for w in rest[1:]] if rest else []
+        child.positional = tuple(w.segments for w in rest[1:]) if all(w.splat is None for w in rest[1:]) else None
         new_wrappers = ctx.wrappers + ((wrapper,) if wrapper else ())
         results = self.block(sub.root.children, [child], _Ctx(sub, new_wrappers, ctx.depth + 1))
         out = []
@@ -908,17 +1018,32 @@ class Evaluator:
         return out or [st]
 
     def reparse(self, word: Word, ctx) -> ParsedScript | None:
-        """Parse a command string as shell; positions map back when it is one literal run."""
+        """Parse a command string as shell; positions map back when it is one literal run.
+        The same string on another path (or in a loop) gets the same tree, and so shares the
+        expansions remembered on it."""
         if word.splat is not None:
             return None
+        key = (ctx.ps.source.path, word.partial_text)
+        seen = self._reparsed.setdefault(key, [])
+        for segs, ps in seen:
+            if segs == word.segments:
+                return ps
+        ps = self._reparse(word, ctx)
+        seen.append((word.segments, ps))
+        return ps
+
+    def _reparse(self, word: Word, ctx) -> ParsedScript | None:
         if word.text is None:
             # Unknown parts become variables that hold their Unknown, so the command string
             # can still be read: `--rdzv_endpoint $MASTER_ADDR:6000` stays one unknown word.
             segs = []
             for seg in word.segments:
                 if seg.text is None:
-                    name = f"__megalint_unknown_{len(self.unknown_tokens)}"
-                    self.unknown_tokens[name] = seg.unknown or Unknown("unknown value", seg.site)
+                    unknown = seg.unknown or Unknown("unknown value", seg.site)
+                    name = self._unknown_names.get(unknown)
+                    if name is None:
+                        name = self._unknown_names[unknown] = f"__megalint_unknown_{len(self.unknown_tokens)}"
+                        self.unknown_tokens[name] = unknown
                     segs.append(Segment("${" + name + "}", seg.site))
                 else:
                     segs.append(seg)
@@ -932,12 +1057,11 @@ class Evaluator:
             src = self.sources.get(origin_span.path)
             if src is not None and src.text[origin_span.start:origin_span.end] == text:
                 # Same characters in place: parse a copy of the file where everything else is blank,
-                # so every node keeps its real line and column.
-                blank = "".join(ch if ch == "\n" else " " for ch in src.text[:origin_span.start])
-                padded = blank + text
-                ps = parse_text(origin_span.path, padded)
-                ps.source = src
-                return ps
+                # so every node keeps its real line and column (and byte offset).
+                prefix = src.data[:len(src.text[:origin_span.start].encode("utf-8"))] if not src._ascii \
+                    else src.data[:origin_span.start]
+                padded = _BLANK.sub(b" ", prefix) + text.encode("utf-8")
+                return parse_padded(src, padded)
         # Built from several pieces: each character maps back to where it was written.
         anchor = word.span
         if anchor is not None:
@@ -1018,7 +1142,7 @@ class Evaluator:
         try:
             saved = st.positional
             if len(args) > 1:
-                st.positional = [w.segments for w in args[1:]]
+                st.positional = tuple(w.segments for w in args[1:]) if all(w.splat is None for w in args[1:]) else None
             results = self.block(sub.root.children, [st], _Ctx(sub, ctx.wrappers, ctx.depth + 1))
             for r in results:
                 if getattr(r, "_return", False):
@@ -1057,6 +1181,17 @@ class Evaluator:
 
     # ------------------------------------------------------------------ assignments
     def assign(self, node, st, ctx) -> str | None:
+        name, var = self._memo(ctx.ps, ("a", node.start_byte, node.end_byte), st,
+                               lambda: self._assign_result(node, st, ctx))
+        if name is not None and var is not None:
+            st.vars[name] = var
+        return name
+
+    def _assign_result(self, node, st, ctx):
+        name = self._assign(node, st, ctx)
+        return name, (st.vars.get(name) if name is not None else None)
+
+    def _assign(self, node, st, ctx) -> str | None:
         name_node = node.child_by_field_name("name")
         value_node = node.child_by_field_name("value")
         if name_node is None:
@@ -1071,7 +1206,7 @@ class Evaluator:
         else:
             name = ctx.ps.text(name_node)
         span = ctx.ps.span(node)
-        old = st.vars.get(name)
+        old = self._get(st, name)
         exported = bool(old and old.exported)
         if value_node is not None and value_node.type == "array":
             elements = []
@@ -1264,6 +1399,10 @@ class Evaluator:
         """Expand without word splitting (assignment values, case subjects, test operands)."""
         if node is None:
             return ()
+        return self._memo(ctx.ps, ("s", node.start_byte, node.end_byte, node.type, pattern), st,
+                          lambda: self._expand_scalar(node, st, ctx, pattern))
+
+    def _expand_scalar(self, node, st, ctx, pattern=False) -> Scalar:
         pieces = self.pieces(node, st, ctx, quoted=True, eid=None)
         out = []
         for p in pieces:
@@ -1291,8 +1430,8 @@ class Evaluator:
             if cached is None:
                 cached = ctx.ps.cache[key] = self.split(self.pieces(node, st, ctx, quoted=False, eid=None), node, ctx)
             return list(cached)
-        pieces = self.pieces(node, st, ctx, quoted=False, eid=None)
-        return self.split(pieces, node, ctx)
+        return list(self._memo(ctx.ps, ("w", node.start_byte, node.end_byte, node.type), st,
+                               lambda: tuple(self.split(self.pieces(node, st, ctx, quoted=False, eid=None), node, ctx))))
 
     def split(self, pieces, node=None, ctx=None) -> list[Word]:
         words = self._split(pieces)
@@ -1304,63 +1443,63 @@ class Evaluator:
         return words
 
     def _split(self, pieces) -> list[Word]:
+        for p in pieces:
+            if p[0] != "seg" or p[2] or p[3] is not None:
+                break
+        else:
+            # Literal text only (a plain word, a quoted string): one field, as written.
+            return [Word(tuple(p[1] for p in pieces))] if pieces else []
         fields: list[list] = []
         cur: list = []
         have = False
-        field_eids: list[set] = []
-        cur_eids: set = set()
         splats: dict[int, Unknown] = {}
-
-        def flush():
-            nonlocal cur, have, cur_eids
-            if have:
-                fields.append(cur)
-                field_eids.append(cur_eids)
-            cur, have, cur_eids = [], False, set()
-
         for p in pieces:
             kind = p[0]
-            if kind == "break":
-                flush()
-                continue
-            if kind == "splat":
-                flush()
+            if kind == "seg":
+                seg, eid = p[1], p[3]
+                if not p[2] or seg.text is None:
+                    cur.append((seg, eid))
+                    have = True
+                    continue
+                for sub in self._seg_parts(seg):
+                    if sub is None:
+                        if have:
+                            fields.append(cur)
+                        cur, have = [], False
+                    else:
+                        cur.append((sub, eid))
+                        have = True
+            elif kind == "break":
+                if have:
+                    fields.append(cur)
+                cur, have = [], False
+            elif kind == "splat":
+                if have:
+                    fields.append(cur)
+                cur, have = [], False
                 splats[len(fields)] = p[1]
                 fields.append([])
-                field_eids.append(set())
-                continue
-            if kind == "quoted-empty":
+            else:  # quoted-empty
                 have = True
-                continue
-            seg, splittable, eid = p[1], p[2], p[3]
-            if eid is not None:
-                cur_eids.add(eid)
-            if not splittable or seg.text is None:
-                cur.append((seg, eid))
-                have = True
-                continue
-            text = seg.text
-            if not text:
-                continue
-            pos = 0
-            for m in _IFS.finditer(text):
-                if m.start() > pos:
-                    cur.append((self.sub_segment(seg, pos, m.start()), eid))
-                    have = True
-                flush()
-                if eid is not None:
-                    cur_eids.add(eid)
-                pos = m.end()
-            if pos < len(text):
-                cur.append((self.sub_segment(seg, pos, len(text)), eid))
-                have = True
-        flush()
+        if have:
+            fields.append(cur)
         # An expansion that produced exactly one field is shown where it is written (`$TP`);
         # one that produced several keeps each field where its text was written.
+        # (eids are compared by identity: one expansion shares one eid tuple, and hashing
+        # the span inside it costs more than the rest of the split.)
         count: dict = {}
-        for fi, f in enumerate(fields):
-            for eid in {e for _, e in f if e is not None}:
-                count[eid] = count.get(eid, 0) + 1
+        for f in fields:
+            seen = None
+            for _, e in f:
+                if e is not None:
+                    k = id(e)
+                    if seen is None:
+                        seen = {k}
+                    elif k in seen:
+                        continue
+                    else:
+                        seen.add(k)
+                    count[k] = count.get(k, 0) + 1
         words = []
         for fi, f in enumerate(fields):
             if fi in splats:
@@ -1370,7 +1509,7 @@ class Evaluator:
             for seg, eid in f:
                 if eid is not None:
                     eid_span, is_array = eid[1], eid[2]
-                    if count.get(eid) == 1 and not is_array:
+                    if count.get(id(eid)) == 1 and not is_array:
                         origin = ((seg.site,) if seg.site is not None and seg.site != eid_span else ()) + seg.origin
                         seg = Segment(seg.text, eid_span, origin, seg.unknown, seg.via, seg.assumed)
                     elif eid_span not in seg.via:
@@ -1378,6 +1517,25 @@ class Evaluator:
                 segs.append(seg)
             words.append(Word(tuple(segs)))
         return words
+
+    def _seg_parts(self, seg: Segment) -> list:
+        """A splittable segment cut at blanks: sub-segments, None where a field ends. The same
+        segment (a value shared by several paths, or read again) is cut once."""
+        got = self._parts_of.get(id(seg))
+        if got is not None and got[0] is seg:
+            return got[1]
+        text = seg.text
+        parts: list = []
+        pos = 0
+        for m in _IFS.finditer(text):
+            if m.start() > pos:
+                parts.append(self.sub_segment(seg, pos, m.start()))
+            parts.append(None)
+            pos = m.end()
+        if pos < len(text):
+            parts.append(self.sub_segment(seg, pos, len(text)))
+        self._parts_of[id(seg)] = (seg, parts)
+        return parts
 
     def sub_segment(self, seg: Segment, a: int, b: int) -> Segment:
         if a == 0 and b == len(seg.text):
@@ -1576,18 +1734,19 @@ class Evaluator:
             i = int(name)
             if i == 0:
                 return (Segment(self.script_path, span),), None, True
-            if st.positional is None:
+            positional = self._pos(st)
+            if positional is None:
                 return None, Unknown(f"${name} is an argument given to the script", span), False
-            if i - 1 < len(st.positional):
-                return st.positional[i - 1], None, True
+            if i - 1 < len(positional):
+                return positional[i - 1], None, True
             return (), None, False
         if name.startswith("__megalint_unknown_") and name in self.unknown_tokens:
             return None, self.unknown_tokens[name], True
-        var = st.vars.get(name)
+        var = self._get(st, name)
         if var is None and self.is_internal(name, ctx, span):
             return (), None, False
         if var is None:
-            unsourced = st.vars.get("__megalint_unsourced__")
+            unsourced = self._get(st, "__megalint_unsourced__")
             if unsourced is not None:
                 return None, Unknown(f"${name} may be set by {unsourced.unknown.reason}", span), False
             return None, self.env_unknown(name, span), False
@@ -1623,7 +1782,7 @@ class Evaluator:
         if name in ("@", "*"):
             return self.positional_all(name, st, span, quoted, eid)
         if name == "#":
-            if st.positional is None:
+            if self._pos(st) is None:
                 return [("seg", Segment.unknown_at("the number of arguments given to the script", span), False, my_eid)]
             return [("seg", Segment(str(len(st.positional)), span), False, my_eid)]
         if name in ("?", "$", "!", "-"):
@@ -1635,7 +1794,7 @@ class Evaluator:
 
     def positional_all(self, name, st, span, quoted, eid):
         my_eid = eid or ("e", span, True)
-        if st.positional is None:
+        if self._pos(st) is None:
             return [("splat", Unknown("the arguments given to the script (\"$@\")", span))]
         out = []
         for i, p in enumerate(st.positional):
@@ -1674,7 +1833,8 @@ class Evaluator:
                 is_array_all = idx_text
             else:
                 index = _text(self.expand_scalar(idx, st, ctx))
-                if index is not None and name in st.vars and st.vars[name].array is not None and not index.lstrip("-").isdigit():
+                ivar = self._get(st, name) if index is not None else None
+                if ivar is not None and ivar.array is not None and not index.lstrip("-").isdigit():
                     pass
                 elif index is not None:
                     try:
@@ -1695,13 +1855,13 @@ class Evaluator:
         # The value, as a list of elements (arrays) or one scalar.
         if name in ("@", "*"):
             if length:
-                if st.positional is None:
+                if self._pos(st) is None:
                     return [("seg", Segment.unknown_at("the number of arguments given to the script", span), False, my_eid)]
                 return [("seg", Segment(str(len(st.positional)), span), False, my_eid)]
             if not rest:
                 return self.positional_all(name, st, span, quoted, eid)
             return [("seg", Segment.unknown_at(f"`{ps.text(node)}` on the script's arguments", span), False, my_eid)]
-        var = st.vars.get(name)
+        var = self._get(st, name)
         if is_array_all:
             if var is not None and var.array is not None:
                 elements = _array_values(var.array)
@@ -1803,6 +1963,7 @@ class Evaluator:
             if base == "=" and name and not name.isdigit():
                 val = tuple(p[1] for p in result if p[0] == "seg")
                 old = st.vars.get(name)
+                self._impure = True
                 st.vars[name] = Var(scalar=val, exported=bool(old and old.exported), site=span)
             return result
         if unknown is not None:
@@ -1948,6 +2109,7 @@ class Evaluator:
                         nesting[0] -= 1
 
         def assign(name, value):
+            self._impure = True
             old = st.vars.get(name)
             st.vars[name] = Var(scalar=(Segment(str(value), span),), exported=bool(old and old.exported), site=span)
 
@@ -1955,7 +2117,10 @@ class Evaluator:
 
     def expand_arith_text(self, text, st, ctx, span, origins, assumed, node):
         # Parse the expression's `$` parts with tree-sitter's word rules: wrap it as a string.
-        sub = parse_text(ctx.ps.source.path, '"' + text.replace('"', ' ') + '"')
+        key = (ctx.ps.source.path, text)
+        sub = self._arith_parsed.get(key)
+        if sub is None:
+            sub = self._arith_parsed[key] = parse_text(ctx.ps.source.path, '"' + text.replace('"', ' ') + '"')
         string_node = sub.root.named_children[0] if sub.root.named_children else None
         while string_node is not None and string_node.type not in ("string",):
             string_node = string_node.named_children[0] if string_node.named_children else None
@@ -2142,10 +2307,22 @@ def _eff_start(node, data: bytes) -> int:
 
 
 def _difference(a: "State", b: "State") -> int:
-    if a.vars is b.vars:
+    va, vb = a.vars, b.vars
+    if va is vb:
         return 0
-    names = a.vars.keys() | b.vars.keys()
-    return sum(1 for n in names if a.vars.get(n) is not b.vars.get(n) and a.vars.get(n) != b.vars.get(n))
+    n = 0
+    extra = len(va) != len(vb)
+    for k, v in vb.items():
+        w = va.get(k, _MISS)
+        if w is not v:
+            if w is _MISS:
+                extra = True
+                n += 1
+            elif w != v:
+                n += 1
+    if extra:
+        n += sum(1 for k in va if k not in vb)
+    return n
 
 
 def _text(segs) -> str | None:
