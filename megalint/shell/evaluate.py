@@ -58,6 +58,7 @@ _INERT = frozenset(
     "cut hostname date true false : wait nvidia-smi pip mkdir find xargs".split()
 )
 _ASSIGNING = re.compile(r"\$\(\(|\(\(|\$\[|\$\{[^}]*=|\\|`|\$\(")
+_MACHINE_TEST = re.compile(r"(?<![\w-])-(?:[a-hkprstuwxvGLNOS]|nt|ot|ef)(?![\w-])")
 _DECLS = frozenset({"export", "declare", "typeset", "local", "readonly"})
 _LITERAL_WORDS = frozenset({"word", "number", "raw_string"})
 _HEREDOC_SHELLS = frozenset({"sbatch", "bash", "sh", "srun", "salloc"})
@@ -81,6 +82,9 @@ class State:
     commands: list = field(default_factory=list)
     stopped: bool = False
     in_loop: bool = False
+    # Undecided tests this path took one way: (test text, what it read) -> (outcome, what it read).
+    # The same test on the same values later goes the same way on this path.
+    taken: dict = field(default_factory=dict)
 
     def fork(self, cond: str | None = None) -> "State":
         # Var objects are never changed in place, so a shallow copy is a real fork.
@@ -92,6 +96,7 @@ class State:
             list(self.commands),
             self.stopped,
             self.in_loop,
+            dict(self.taken) if self.taken else {},
         )
 
 
@@ -491,7 +496,7 @@ class Evaluator:
         if left is None or op is None or len(node.named_children) < 2:
             return self.block(node.named_children, [st], ctx)
         right = node.named_children[-1]
-        verdict = self.condition_value(left, st, ctx)
+        verdict, key = self.decide(left, st, ctx)
         states = self.stmt(left, [st], ctx)
         out = []
         for s in states:
@@ -502,6 +507,8 @@ class Evaluator:
                 desc = ctx.ps.text(left)
                 taken = s.fork(f"`{desc}` {'true' if op == '&&' else 'false'}")
                 skipped = s.fork(f"`{desc}` {'false' if op == '&&' else 'true'}")
+                self.remember(taken, key, op == "&&")
+                self.remember(skipped, key, op != "&&")
                 out.extend(self.stmt(right, [taken], ctx))
                 out.append(skipped)
                 continue
@@ -509,6 +516,33 @@ class Evaluator:
             run_right = success if op == "&&" else not success
             out.extend(self.stmt(right, [s], ctx) if run_right else [s])
         return out
+
+    def decide(self, node, st, ctx):
+        """(verdict, key): the verdict of a condition, or the way this path already took the same
+        test on the same values; key is what to remember when it forks (None: not repeatable)."""
+        saved_rec, saved_impure = self._rec, self._impure
+        rec: dict = {}
+        self._rec, self._impure = rec, False
+        try:
+            verdict = self.condition_value(node, st, ctx)
+            impure = self._impure
+        finally:
+            self._rec, self._impure = saved_rec, saved_impure
+        if verdict is not None or impure:
+            return verdict, None
+        text = ctx.ps.text(node)
+        # Only tests of strings and numbers repeat: files and the environment change as it runs.
+        if not self.is_test(node) or _MACHINE_TEST.search(text):
+            return None, None
+        key = (text, tuple((name, id(v)) for name, v in rec.items()))
+        got = st.taken.get(key)
+        if got is not None:
+            return got[0], None
+        return None, (key, tuple(rec.values()))
+
+    def remember(self, st, key, verdict: bool) -> None:
+        if key is not None:
+            st.taken[key[0]] = (verdict, key[1])
 
     def is_test(self, node) -> bool:
         if node.type == "test_command":
@@ -567,7 +601,7 @@ class Evaluator:
                         out.append(s2)
                         continue
                     last = named[-1] if named else None
-                    verdict = self.condition_value(last, s2, ctx) if last is not None else None
+                    verdict, key = self.decide(last, s2, ctx) if last is not None else (None, None)
                     after = self.stmt(last, [s2], ctx) if last is not None else [s2]
                     desc = ctx.ps.text(last).strip() if last is not None else "?"
                     for s3 in after:
@@ -578,8 +612,11 @@ class Evaluator:
                         elif verdict is False:
                             next_pending.append(s3)
                         else:
-                            out.extend(self.block(body, [s3.fork(f"`{desc}` true")], ctx))
-                            next_pending.append(s3.fork(f"`{desc}` false"))
+                            yes, no = s3.fork(f"`{desc}` true"), s3.fork(f"`{desc}` false")
+                            self.remember(yes, key, True)
+                            self.remember(no, key, False)
+                            out.extend(self.block(body, [yes], ctx))
+                            next_pending.append(no)
             pending = next_pending
         for s in pending:
             out.extend(self.block(else_body, [s], ctx) if else_body else [s])
