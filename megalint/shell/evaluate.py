@@ -18,7 +18,7 @@ import tree_sitter
 
 from megalint.shell import arith
 from megalint.shell.facts import CommandRecord, PathFacts, ScriptFacts, ShellFinding, VariableFact
-from megalint.shell.parse import InputError, ParsedScript, parse_file, parse_padded, parse_text
+from megalint.shell.parse import InputError, ParsedScript, find_matches, find_nodes, parse_file, parse_padded, parse_text
 from megalint.shell.values import Segment, Unknown, Word
 from megalint.source import Span
 
@@ -2586,58 +2586,47 @@ def _assign_scalar(st: State, name: str, segs, span):
     st.vars[name] = Var(scalar=tuple(segs), exported=bool(old and old.exported), site=span)
 
 
+_ASSIGNED_QUERY = """
+(variable_assignment name: (_) @assign)
+(for_statement variable: (_) @for)
+(compound_statement) @arith
+(c_style_for_statement) @arith
+(arithmetic_expansion) @arith
+(command name: (command_name) @name (#any-of? @name "read" "let" "readarray" "mapfile" "getopts")) @reader
+"""
+
+
 def _assigned_names(node, ps, acc: set):
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        t = n.type
-        if t == "variable_assignment":
-            nm = n.child_by_field_name("name")
-            if nm is not None:
-                if nm.type == "subscript":
-                    nm = nm.child_by_field_name("name") or nm
-                acc.add(ps.text(nm))
-        elif t in ("for_statement",):
-            v = n.child_by_field_name("variable")
-            if v is not None:
-                acc.add(ps.text(v))
-        elif t in ("compound_statement", "c_style_for_statement", "arithmetic_expansion"):
-            txt = ps.text(n)
-            if "((" in txt:
-                for m in re.finditer(r"([A-Za-z_][A-Za-z0-9_]*)\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|([A-Za-z_][A-Za-z0-9_]*)\s*(?:\+\+|--)|(?:\+\+|--)\s*([A-Za-z_][A-Za-z0-9_]*)", txt):
-                    acc.add(m.group(1) or m.group(2) or m.group(3))
-        elif t == "command":
-            name = n.child_by_field_name("name")
-            if name is not None and ps.text(name) in ("read", "let", "readarray", "mapfile", "getopts"):
-                for c in n.named_children[1:]:
-                    w = ps.text(c)
-                    m = re.match(r"([A-Za-z_][A-Za-z0-9_]*)", w)
-                    if m and not w.startswith("-"):
-                        acc.add(m.group(1))
-        stack.extend(n.children)
+    found = find_nodes(node, _ASSIGNED_QUERY)
+    for nm in found.get("assign", ()):
+        if nm.type == "subscript":
+            nm = nm.child_by_field_name("name") or nm
+        acc.add(ps.text(nm))
+    for v in found.get("for", ()):
+        acc.add(ps.text(v))
+    for n in found.get("arith", ()):
+        txt = ps.text(n)
+        if "((" in txt:
+            for m in re.finditer(r"([A-Za-z_][A-Za-z0-9_]*)\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|([A-Za-z_][A-Za-z0-9_]*)\s*(?:\+\+|--)|(?:\+\+|--)\s*([A-Za-z_][A-Za-z0-9_]*)", txt):
+                acc.add(m.group(1) or m.group(2) or m.group(3))
+    for n in found.get("reader", ()):
+        for c in n.named_children[1:]:
+            w = ps.text(c)
+            m = re.match(r"([A-Za-z_][A-Za-z0-9_]*)", w)
+            if m and not w.startswith("-"):
+                acc.add(m.group(1))
 
 
 def _first_assignments(ps, table: dict):
-    stack = [ps.root]
-    while stack:
-        n = stack.pop()
-        if n.type == "variable_assignment":
-            nm = n.child_by_field_name("name")
-            if nm is not None:
-                if nm.type == "subscript":
-                    nm = nm.child_by_field_name("name") or nm
-                name = ps.text(nm)
-                off = ps.source.char_offset(n.end_byte)  # `X=${X:-1}` reads X before setting it
-                if name not in table or off < table[name]:
-                    table[name] = off
-        elif n.type == "for_statement":
-            v = n.child_by_field_name("variable")
-            if v is not None:
-                name = ps.text(v)
-                off = ps.source.char_offset(n.start_byte)
-                if name not in table or off < table[name]:
-                    table[name] = off
-        stack.extend(n.children)
+    for caps in find_matches(ps.root, "(variable_assignment name: (_) @name) @at (for_statement variable: (_) @name) @at"):
+        n, nm = caps["at"][0], caps["name"][0]
+        if nm.type == "subscript":
+            nm = nm.child_by_field_name("name") or nm
+        name = ps.text(nm)
+        # `X=${X:-1}` reads X before setting it; a for loop sets its variable from the start
+        off = ps.source.char_offset(n.end_byte if n.type == "variable_assignment" else n.start_byte)
+        if name not in table or off < table[name]:
+            table[name] = off
 
 
 def _local_names(body, ps, acc: set):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from megalint.shell.facts import ShellFinding
-from megalint.shell.parse import ParsedScript
+from megalint.shell.parse import ParsedScript, find_nodes
 
 _SKIP_CONTEXT = {"comment", "string", "raw_string", "heredoc_body", "heredoc_content", "string_content", "ansi_c_string"}
 MAX_PARSE_ERRORS = 3
@@ -89,12 +89,7 @@ def _parse_errors(ps: ParsedScript) -> list[ShellFinding]:
 
 def _shift_mismatch(ps: ParsedScript) -> list[ShellFinding]:
     out = []
-    stack = [ps.root]
-    while stack:
-        node = stack.pop()
-        stack.extend(node.children)
-        if node.type != "case_statement":
-            continue
+    for node in find_nodes(ps.root, "(case_statement) @k").get("k", []):
         subject = node.child_by_field_name("value")
         if subject is None or ps.text(subject).strip('"') not in ("$1", "${1}"):
             continue
