@@ -201,7 +201,8 @@ def generate(seed: int) -> Generated:
     elif launcher < 0.60:
         cmd = f"python -m torch.distributed.launch {dist} {entry}"
     elif launcher < 0.73:
-        cmd = f"srun --nodes=$NNODES bash -c \"torchrun {dist} {entry} {args_ref.replace(chr(34), '')} $DATA_ARGS\""
+        # `${A[@]}` inside "…" would end the command string at the first element: use [*]
+        cmd = f"srun --nodes=$NNODES bash -c \"torchrun {dist} {entry} {args_ref.replace(chr(34), '').replace('[@]', '[*]')} $DATA_ARGS\""
         args_ref = ""
     elif launcher < 0.83:
         cmd = f"deepspeed --num_gpus $GPUS_PER_NODE --num_nodes $NNODES {entry}"
