@@ -159,7 +159,8 @@ def main() -> int:
     if times:
         times.sort()
         print(f"parse+evaluate+extract per file: median {times[len(times) // 2] * 1000:.2f} ms, "
-              f"max {times[-1] * 1000:.1f} ms")
+              f"p95 {times[min(len(times) - 1, int(len(times) * 0.95))] * 1000:.1f} ms, "
+              f"max {times[-1] * 1000:.1f} ms, total {sum(times):.2f} s")
     return 1 if crashes else 0
 
 

@@ -57,12 +57,23 @@ def parse_int(text: str) -> int:
                 raise ValueError(text)
             v = v * base + d
     elif t[:2].lower() == "0x":
-        v = int(t[2:], 16)
+        v = _int(t[2:], 16)
     elif len(t) > 1 and t[0] == "0":
-        v = int(t, 8)
+        v = _int(t, 8)
     else:
-        v = int(t, 10)
+        v = _int(t, 10)
     return _wrap(-v if neg else v)
+
+
+def _int(digits: str, base: int) -> int:
+    # Python refuses to convert very long decimal strings; bash just wraps at 64 bits.
+    if len(digits) <= 256:
+        return int(digits, base)
+    v = 0
+    for k in range(0, len(digits), 64):
+        chunk = digits[k:k + 64]
+        v = (v * base ** len(chunk) + int(chunk, base)) & ((1 << 64) - 1)
+    return v
 
 
 def tokenize(text: str) -> list[tuple[str, str]]:
@@ -89,12 +100,24 @@ _BINARY = {
 _ASSIGN = {"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "^=", "|="}
 
 
+# bash gives up at 1024 levels ("expression recursion level exceeded"); a lower bound keeps
+# the recursive parser well inside Python's stack.
+MAX_NESTING = 40
+MAX_TOKENS = 10_000
+
+
 class _Parser:
     def __init__(self, tokens, lookup: Callable[[str], int], assign: Callable[[str, int], None]):
         self.t = tokens
         self.i = 0
         self.lookup = lookup
         self.assign = assign
+        self.depth = 0
+
+    def deeper(self):
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            raise ArithUnknown(f"the expression is nested more than {MAX_NESTING} levels deep")
 
     def peek(self):
         return self.t[self.i] if self.i < len(self.t) else (None, None)
@@ -122,7 +145,9 @@ class _Parser:
             name = val
             self.i += 1
             op = self.take()[1]
+            self.deeper()
             rhs = self.assignment()
+            self.depth -= 1
             if op == "=":
                 v = rhs
             else:
@@ -136,9 +161,11 @@ class _Parser:
         cond = self.binary(1)
         if self.peek()[1] == "?":
             self.take()
+            self.deeper()
             a = self.assignment()
             self.expect(":")
             b = self.assignment()
+            self.depth -= 1
             return a if cond else b
         return cond
 
@@ -151,14 +178,18 @@ class _Parser:
                 return left
             self.take()
             # ** is right-associative
+            self.deeper()
             right = self.binary(prec if op == "**" else prec + 1)
+            self.depth -= 1
             left = _wrap(_apply(op, left, right))
 
     def unary(self):
         kind, val = self.peek()
         if kind == "op" and val in ("-", "+", "!", "~"):
             self.take()
+            self.deeper()
             v = self.unary()
+            self.depth -= 1
             return _wrap({"-": -v, "+": v, "!": int(not v), "~": ~v}[val])
         if kind == "op" and val in ("++", "--"):
             self.take()
@@ -185,7 +216,9 @@ class _Parser:
                 self.assign(val, _wrap(v + (1 if nv == "++" else -1)))
             return v
         if val == "(":
+            self.deeper()
             v = self.comma()
+            self.depth -= 1
             self.expect(")")
             return v
         raise ArithError("syntax error in arithmetic expression")
@@ -228,7 +261,11 @@ def _apply(op: str, a: int, b: int) -> int:
 
 def evaluate(text: str, lookup: Callable[[str], int], assign: Callable[[str, int], None] | None = None) -> int:
     """Evaluate bash arithmetic. `lookup(name)` returns the int value or raises ArithUnknown."""
+    if len(text) > MAX_TOKENS * 4:
+        raise ArithUnknown("the expression is too long to evaluate")
     tokens = tokenize(text)
+    if len(tokens) > MAX_TOKENS:
+        raise ArithUnknown("the expression is too long to evaluate")
     if not tokens:
         return 0
     p = _Parser(tokens, lookup, assign or (lambda n, v: None))

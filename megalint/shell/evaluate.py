@@ -18,7 +18,7 @@ import tree_sitter
 
 from megalint.shell import arith
 from megalint.shell.facts import CommandRecord, PathFacts, ScriptFacts, ShellFinding, VariableFact
-from megalint.shell.parse import InputError, ParsedScript, parse_file, parse_text
+from megalint.shell.parse import InputError, ParsedScript, find_matches, find_nodes, parse_file, parse_padded, parse_text
 from megalint.shell.values import Segment, Unknown, Word
 from megalint.source import Span
 
@@ -26,17 +26,39 @@ Node = tree_sitter.Node
 Scalar = tuple  # tuple[Segment, ...]
 
 MAX_STATES = 16
-MAX_STEPS = 200_000
+MAX_STEPS = 100_000  # statements evaluated, counted once per path they run on
 MAX_LOOP_UNROLL = 64
 MAX_CALL_DEPTH = 32
 MAX_SOURCE_DEPTH = 16
+# Statements nested deeper than this (if in if in function in eval …) are not read: real
+# scripts nest a handful of levels, and each level costs Python stack frames.
+MAX_NEST = 40
+MAX_EXPANSION_DEPTH = 24  # `${A:-${B:-${C:-…}}}`
+MAX_CONDITION_DEPTH = 64  # `a && b && c …`, `[[ a && b && … ]]`
+# Values past these sizes become Unknown("too long"): `X=$X$X` in a loop must not fill memory.
+MAX_VALUE_CHARS = 65_536
+MAX_VALUE_SEGMENTS = 2_048
+MAX_FIELDS = 10_000  # words one expansion may produce
+MAX_ARRAY = 10_000  # elements of one array
+MAX_SOURCE_BYTES = 1 << 20
+MAX_PATTERN_SUBJECT = 4_096  # glob `#`/`%` operators are quadratic in the value's length
+MAX_PATTERN_REPLACE = 512  # glob `/`/`//` are cubic
 
 _IFS = re.compile(r"[ \t\n]+")
+_BLANK = re.compile(rb"[^\n]")
 _NOT_LAUNCH = frozenset(
     "echo printf mkdir cd rm cp mv ls cat sleep wait set trap ulimit touch chmod ln pushd popd "
     "true false : hostname date tee sed awk grep head tail sort uniq wc tr cut basename dirname "
     "pwd realpath readlink shift return exit test [ [[ unset read getopts".split()
 )
+# Commands whose arguments change nothing the evaluator tracks: their words need not be
+# expanded unless an expansion itself assigns (`${X:=1}`, `$((i++))`) or may hold a finding.
+_INERT = frozenset(
+    "echo printf mkdir rm cp mv ls cat sleep touch chmod ln tee sed awk grep head tail sort uniq wc tr "
+    "cut hostname date true false : wait nvidia-smi pip mkdir find xargs".split()
+)
+_ASSIGNING = re.compile(r"\$\(\(|\(\(|\$\[|\$\{[^}]*=|\\|`|\$\(")
+_MACHINE_TEST = re.compile(r"(?<![\w-])-(?:[a-hkprstuwxvGLNOS]|nt|ot|ef)(?![\w-])")
 _DECLS = frozenset({"export", "declare", "typeset", "local", "readonly"})
 _LITERAL_WORDS = frozenset({"word", "number", "raw_string"})
 _HEREDOC_SHELLS = frozenset({"sbatch", "bash", "sh", "srun", "salloc"})
@@ -54,28 +76,49 @@ class Var:
 @dataclass
 class State:
     vars: dict
-    positional: list | None  # list of Scalar, or None when they are the script's unknown arguments
+    positional: tuple | None  # tuple of Scalar, or None when they are the script's unknown arguments
     cond: tuple = ()
     funcs: dict = field(default_factory=dict)
     commands: list = field(default_factory=list)
     stopped: bool = False
     in_loop: bool = False
+    # Undecided tests this path took one way: (test text, what it read) -> (outcome, what it read).
+    # The same test on the same values later goes the same way on this path.
+    taken: dict = field(default_factory=dict)
 
     def fork(self, cond: str | None = None) -> "State":
         # Var objects are never changed in place, so a shallow copy is a real fork.
         return State(
             dict(self.vars),
-            list(self.positional) if self.positional is not None else None,
+            self.positional,  # a tuple: shared, never changed in place
             self.cond + ((cond,) if cond else ()),
             dict(self.funcs),
             list(self.commands),
             self.stopped,
             self.in_loop,
+            dict(self.taken) if self.taken else {},
         )
 
 
-class _Budget(Exception):
-    pass
+_MISS = object()
+_NOREAD = object()
+_POS = "\0positional"
+MEMO_ENTRIES = 8  # remembered results per word; paths that share inputs share the result
+
+
+def _too_long(span) -> Unknown:
+    return Unknown(f"the value is too long to follow (over {MAX_VALUE_CHARS} characters or "
+                   f"{MAX_VALUE_SEGMENTS} pieces)", span)
+
+
+def _oversized(segs) -> bool:
+    if len(segs) > MAX_VALUE_SEGMENTS:
+        return True
+    total = 0
+    for seg in segs:
+        if seg.text is not None:
+            total += len(seg.text)
+    return total > MAX_VALUE_CHARS
 
 
 @dataclass
@@ -105,6 +148,23 @@ class Evaluator:
         self.unknown_tokens: dict[str, Unknown] = {}
         self.headers_stack: tuple = ()  # `#SBATCH` lines of an `sbatch <<EOF` script being read
         self._finding_keys: set = set()
+        self.exhausted = False  # the step budget is spent: later statements are skipped
+        self._nest = 0
+        self._pdepth = 0
+        self._noted: set = set()
+        self._parsed_files: dict = {}  # real path -> ParsedScript (or InputError/OSError text)
+        # Memoised expansions: a word's value depends only on the variables it reads. While one
+        # is computed, `_rec` collects what it read (name -> the Var object seen); a later path
+        # holding the very same objects gets the same result. `_impure` marks an expansion that
+        # assigned (`${X:=1}`, `$((i++))`): never reused.
+        self._rec: dict | None = None
+        self._impure = False
+        self._exported_of: dict = {}  # id(Var) -> (Var, the same Var exported)
+        self._word_of: dict = {}  # id(Var) -> (Var, its value as one Word)
+        self._reparsed: dict = {}  # (path, segments) -> ParsedScript of a command string
+        self._unknown_names: dict = {}  # Unknown -> its placeholder variable name in a command string
+        self._parts_of: dict = {}  # id(Segment) -> (Segment, its fields after splitting)
+        self._arith_parsed: dict = {}  # (path, `$((…))` text) -> its `$` parts, parsed
 
     # ------------------------------------------------------------------ entry points
     def run(self, ps: ParsedScript) -> list[State]:
@@ -117,12 +177,75 @@ class Evaluator:
             st.vars[name] = Var(scalar=(Segment(text, span),), exported=True, site=span)
         for name, text in self.assume.items():
             st.vars[name] = Var(scalar=(Segment(str(text), None, assumed=None),), exported=True)
+        return self.block(ps.root.children, [st], _Ctx(ps))
+
+    # ------------------------------------------------------------------ memoisation
+    def _get(self, st: State, name: str):
+        v = st.vars.get(name)
+        if self._rec is not None:
+            self._rec[name] = v
+        return v
+
+    def _pos(self, st: State):
+        if self._rec is not None:
+            self._rec[_POS] = st.positional
+        return st.positional
+
+    def _memo(self, ps, key, st: State, compute):
+        entries = ps.cache.get(key)
+        epoch = len(self.sourced_names)
+        if entries:
+            vars_ = st.vars
+            pos = st.positional
+            for deps, ep, result in entries:
+                if ep != epoch:
+                    continue
+                for name, v in deps:
+                    if (pos if name is _POS else vars_.get(name)) is not v:
+                        break
+                else:
+                    if self._rec is not None:
+                        self._rec.update(deps)
+                    return result
+        saved_rec, saved_impure = self._rec, self._impure
+        rec: dict = {}
+        self._rec, self._impure = rec, False
         try:
-            states = self.block(ps.root.children, [st], _Ctx(ps))
-        except _Budget:
-            self.notes.append(f"evaluation stopped after {MAX_STEPS} steps; later commands are not read")
-            states = [st]
-        return states
+            result = compute()
+            impure = self._impure
+        finally:
+            self._rec, self._impure = saved_rec, saved_impure
+        if saved_rec is not None:
+            saved_rec.update(rec)
+        if impure:
+            self._impure = True
+            return result
+        if entries is None:
+            entries = ps.cache[key] = []
+        elif len(entries) >= MEMO_ENTRIES:
+            del entries[0]
+        entries.append((tuple(rec.items()), epoch, result))
+        return result
+
+    def _input_var(self, name: str, span: Span, empty: bool = False) -> "Var":
+        """`export X` / `local X` of a variable: one object for every path, so paths stay alike."""
+        key = ("input", name, span, empty)
+        var = self._exported_of.get(key)
+        if var is None:
+            var = self._exported_of[key] = (Var(scalar=(), site=span) if empty else
+                                            Var(unknown=self.env_unknown(name, span), site=span))
+        return var
+
+    def _exported(self, var: "Var") -> "Var":
+        got = self._exported_of.get(id(var))
+        if got is None or got[0] is not var:
+            got = self._exported_of[id(var)] = (var, replace(var, exported=True))
+        return got[1]
+
+    def note_once(self, key: str, text: str) -> None:
+        if key not in self._noted:
+            self._noted.add(key)
+            self.notes.append(text)
 
     def finding(self, kind: str, span: Span, message: str, **data) -> None:
         key = (kind, span.path, span.start, span.end)
@@ -141,24 +264,47 @@ class Evaluator:
     def stmt(self, node: Node, states: list[State], ctx: _Ctx) -> list[State]:
         out: list[State] = []
         live = [s for s in states if not s.stopped]
-        done = [s for s in states if s.stopped]
-        if not live:
+        if not live or self.exhausted:
             return states
-        self.steps += 1
+        done = [s for s in states if s.stopped]
+        self.steps += len(live)
         if self.steps > MAX_STEPS:
-            raise _Budget()
+            self.exhausted = True
+            self.note_once("budget", f"{ctx.ps.span(node)}: evaluation stopped after {MAX_STEPS} steps; "
+                                     "later commands are not read")
+            return states
+        if self._nest >= MAX_NEST:
+            return done + self.too_deep(node, live, ctx)
         handler = getattr(self, "s_" + node.type, None)
-        if handler is None:
-            if node.type == "ERROR":
-                return states
-            # Unknown statement kinds leave the state alone but their nested commands still run.
-            for child in node.named_children:
-                if child.type in ("command", "pipeline", "list", "redirected_statement"):
-                    live = self.stmt(child, live, ctx)
-            return done + live
-        for st in live:
-            out.extend(handler(node, st, ctx))
+        self._nest += 1
+        try:
+            if handler is None:
+                if node.type == "ERROR":
+                    return states
+                # Unknown statement kinds leave the state alone but their nested commands still run.
+                for child in node.named_children:
+                    if child.type in ("command", "pipeline", "list", "redirected_statement"):
+                        live = self.stmt(child, live, ctx)
+                return done + live
+            for st in live:
+                out.extend(handler(node, st, ctx))
+        finally:
+            self._nest -= 1
         return done + self.limit(out, node, ctx)
+
+    def too_deep(self, node, live, ctx):
+        """A statement nested past MAX_NEST: what it assigns becomes unknown, its commands are not read."""
+        span = ctx.ps.span(node)
+        self.note_once("nest", f"{span}: statements nested more than {MAX_NEST} levels deep (counting "
+                               "function calls, eval and sourced files) are not read")
+        assigned: set = set()
+        _assigned_names(node, ctx.ps, assigned)
+        reason = Unknown(f"set in a statement nested too deep to read (line {span.start_line})", span)
+        for st in live:
+            for name in assigned:
+                old = st.vars.get(name)
+                st.vars[name] = Var(unknown=reason, exported=bool(old and old.exported), site=span)
+        return live
 
     def limit(self, states: list[State], node: Node, ctx: _Ctx) -> list[State]:
         if len(states) <= MAX_STATES:
@@ -193,9 +339,20 @@ class Evaluator:
     def merge(self, states: list[State], span: Span) -> State:
         base = states[0].fork()
         base.cond = tuple(c for c in base.cond if all(c in s.cond for s in states))
+        first_vars = states[0].vars
         names = set()
-        for s in states:
-            names.update(s.vars)
+        for s in states[1:]:
+            other = s.vars
+            if other is first_vars:
+                continue
+            missing = len(other) != len(first_vars)
+            for name, v in other.items():
+                w = first_vars.get(name, _MISS)
+                if w is not v:
+                    names.add(name)
+                    missing = missing or w is _MISS
+            if missing:
+                names.update(k for k in first_vars if k not in other)
         reason = Unknown(f"differs between branches (too many paths, merged at line {span.start_line})", span)
         for name in names:
             vals = [s.vars.get(name) for s in states]
@@ -293,7 +450,7 @@ class Evaluator:
             child.vars = {k: v for k, v in child.vars.items() if v.exported}
         for name, (text, span) in implied_environment(list(headers)).items():
             child.vars[name] = Var(scalar=(Segment(text, span),), exported=True, site=span)
-        child.positional = []
+        child.positional = ()
         wrappers = ctx.wrappers + ((tuple(words),) if words else ())
         saved = self.headers_stack
         self.headers_stack = headers or saved
@@ -339,7 +496,7 @@ class Evaluator:
         if left is None or op is None or len(node.named_children) < 2:
             return self.block(node.named_children, [st], ctx)
         right = node.named_children[-1]
-        verdict = self.condition_value(left, st, ctx)
+        verdict, key = self.decide(left, st, ctx)
         states = self.stmt(left, [st], ctx)
         out = []
         for s in states:
@@ -350,6 +507,8 @@ class Evaluator:
                 desc = ctx.ps.text(left)
                 taken = s.fork(f"`{desc}` {'true' if op == '&&' else 'false'}")
                 skipped = s.fork(f"`{desc}` {'false' if op == '&&' else 'true'}")
+                self.remember(taken, key, op == "&&")
+                self.remember(skipped, key, op != "&&")
                 out.extend(self.stmt(right, [taken], ctx))
                 out.append(skipped)
                 continue
@@ -358,6 +517,33 @@ class Evaluator:
             out.extend(self.stmt(right, [s], ctx) if run_right else [s])
         return out
 
+    def decide(self, node, st, ctx):
+        """(verdict, key): the verdict of a condition, or the way this path already took the same
+        test on the same values; key is what to remember when it forks (None: not repeatable)."""
+        saved_rec, saved_impure = self._rec, self._impure
+        rec: dict = {}
+        self._rec, self._impure = rec, False
+        try:
+            verdict = self.condition_value(node, st, ctx)
+            impure = self._impure
+        finally:
+            self._rec, self._impure = saved_rec, saved_impure
+        if verdict is not None or impure:
+            return verdict, None
+        text = ctx.ps.text(node)
+        # Only tests of strings and numbers repeat: files and the environment change as it runs.
+        if not self.is_test(node) or _MACHINE_TEST.search(text):
+            return None, None
+        key = (text, tuple((name, id(v)) for name, v in rec.items()))
+        got = st.taken.get(key)
+        if got is not None:
+            return got[0], None
+        return None, (key, tuple(rec.values()))
+
+    def remember(self, st, key, verdict: bool) -> None:
+        if key is not None:
+            st.taken[key[0]] = (verdict, key[1])
+
     def is_test(self, node) -> bool:
         if node.type == "test_command":
             return True
@@ -365,7 +551,7 @@ class Evaluator:
             name = node.child_by_field_name("name")
             return name is not None and self._plain(name) in ("[", "test", "[[")
         if node.type == "negated_command":
-            return any(self.is_test(c) for c in node.named_children)
+            return any(c.type in ("test_command", "command") and self.is_test(c) for c in node.named_children)
         return False
 
     def s_if_statement(self, node, st, ctx):
@@ -415,7 +601,7 @@ class Evaluator:
                         out.append(s2)
                         continue
                     last = named[-1] if named else None
-                    verdict = self.condition_value(last, s2, ctx) if last is not None else None
+                    verdict, key = self.decide(last, s2, ctx) if last is not None else (None, None)
                     after = self.stmt(last, [s2], ctx) if last is not None else [s2]
                     desc = ctx.ps.text(last).strip() if last is not None else "?"
                     for s3 in after:
@@ -426,8 +612,11 @@ class Evaluator:
                         elif verdict is False:
                             next_pending.append(s3)
                         else:
-                            out.extend(self.block(body, [s3.fork(f"`{desc}` true")], ctx))
-                            next_pending.append(s3.fork(f"`{desc}` false"))
+                            yes, no = s3.fork(f"`{desc}` true"), s3.fork(f"`{desc}` false")
+                            self.remember(yes, key, True)
+                            self.remember(no, key, False)
+                            out.extend(self.block(body, [yes], ctx))
+                            next_pending.append(no)
             pending = next_pending
         for s in pending:
             out.extend(self.block(else_body, [s], ctx) if else_body else [s])
@@ -636,24 +825,24 @@ class Evaluator:
                 name = flag
                 var = st.vars.get(name)
                 if var is None:
-                    var = st.vars[name] = Var(unknown=self.env_unknown(name, ctx.ps.span(c)), site=ctx.ps.span(c))
+                    var = st.vars[name] = self._input_var(name, ctx.ps.span(c))
                 if kind == "local":
                     # A bare `local x` makes x empty inside the function.
-                    st.vars[name] = Var(scalar=(), site=ctx.ps.span(c))
+                    st.vars[name] = self._input_var(name, ctx.ps.span(c), empty=True)
                     var = st.vars[name]
                 if export:
-                    st.vars[name] = replace(var, exported=not unexport)
+                    st.vars[name] = self._exported(var) if not unexport else replace(var, exported=False)
             elif c.type == "variable_name":
                 name = ctx.ps.text(c)
                 var = st.vars.get(name)
                 if var is None:
-                    var = st.vars[name] = Var(unknown=self.env_unknown(name, ctx.ps.span(c)), site=ctx.ps.span(c))
+                    var = st.vars[name] = self._input_var(name, ctx.ps.span(c))
                 if export:
-                    st.vars[name] = replace(var, exported=True)
+                    st.vars[name] = self._exported(var)
             elif c.type == "variable_assignment":
                 name = self.assign(c, st, ctx)
-                if name and export:
-                    st.vars[name] = replace(st.vars[name], exported=True)
+                if name and export and name in st.vars:
+                    st.vars[name] = self._exported(st.vars[name])
         return [st]
 
     def s_unset_command(self, node, st, ctx):
@@ -686,6 +875,10 @@ class Evaluator:
                 self.assign(a, st, ctx)
             return [st]
         name_text = self._plain(name_node)
+        if name_text in _INERT and not assigns_nodes and name_text not in st.funcs:
+            args_text = ctx.ps.parse_text[name_node.end_byte:node.end_byte]
+            if not _ASSIGNING.search(args_text.decode("utf-8", "replace")):
+                return [st]
         words: list[Word] = []
         words.extend(self.expand_word(name_node, st, ctx))
         for a in arg_nodes:
@@ -735,7 +928,7 @@ class Evaluator:
             return [st]
         if first == "set":
             if args and args[0].text == "--":
-                st.positional = [w.segments for w in args[1:]] if all(w.splat is None for w in args[1:]) else None
+                st.positional = tuple(w.segments for w in args[1:]) if all(w.splat is None for w in args[1:]) else None
             return [st]
         if first == "let":
             for a in args:
@@ -773,6 +966,12 @@ class Evaluator:
                                          self.headers_stack))
 
     def var_word(self, var: Var, name: str) -> Word:
+        got = self._word_of.get(id(var))
+        if got is None or got[0] is not var:
+            got = self._word_of[id(var)] = (var, self._var_word(var))
+        return got[1]
+
+    def _var_word(self, var: Var) -> Word:
         if var.unknown is not None:
             return Word((Segment(None, var.site, (), var.unknown),))
         if var.scalar is not None:
@@ -788,7 +987,7 @@ class Evaluator:
         body, ps = st.funcs[name]
         saved_pos = st.positional
         saved_vars = {k: v for k, v in st.vars.items()}
-        st.positional = [w.segments for w in args] if all(w.splat is None for w in args) else None
+        st.positional = tuple(w.segments for w in args) if all(w.splat is None for w in args) else None
         declared_local = set()
         _local_names(body, ps, declared_local)
         results = self.stmt(body, [st], _Ctx(ps, ctx.wrappers, ctx.depth + 1))
@@ -844,7 +1043,7 @@ class Evaluator:
         for k, w in assigns.items():
             child.vars[k] = Var(scalar=w.segments, exported=True)
         rest = words[idx + 3:] if idx + 2 < len(words) else []
-        child.positional = [w.segments for w in rest[1:]] if rest else []
+        child.positional = tuple(w.segments for w in rest[1:]) if all(w.splat is None for w in rest[1:]) else None
         new_wrappers = ctx.wrappers + ((wrapper,) if wrapper else ())
         results = self.block(sub.root.children, [child], _Ctx(sub, new_wrappers, ctx.depth + 1))
         out = []
@@ -856,17 +1055,32 @@ class Evaluator:
         return out or [st]
 
     def reparse(self, word: Word, ctx) -> ParsedScript | None:
-        """Parse a command string as shell; positions map back when it is one literal run."""
+        """Parse a command string as shell; positions map back when it is one literal run.
+        The same string on another path (or in a loop) gets the same tree, and so shares the
+        expansions remembered on it."""
         if word.splat is not None:
             return None
+        key = (ctx.ps.source.path, word.partial_text)
+        seen = self._reparsed.setdefault(key, [])
+        for segs, ps in seen:
+            if segs == word.segments:
+                return ps
+        ps = self._reparse(word, ctx)
+        seen.append((word.segments, ps))
+        return ps
+
+    def _reparse(self, word: Word, ctx) -> ParsedScript | None:
         if word.text is None:
             # Unknown parts become variables that hold their Unknown, so the command string
             # can still be read: `--rdzv_endpoint $MASTER_ADDR:6000` stays one unknown word.
             segs = []
             for seg in word.segments:
                 if seg.text is None:
-                    name = f"__megalint_unknown_{len(self.unknown_tokens)}"
-                    self.unknown_tokens[name] = seg.unknown or Unknown("unknown value", seg.site)
+                    unknown = seg.unknown or Unknown("unknown value", seg.site)
+                    name = self._unknown_names.get(unknown)
+                    if name is None:
+                        name = self._unknown_names[unknown] = f"__megalint_unknown_{len(self.unknown_tokens)}"
+                        self.unknown_tokens[name] = unknown
                     segs.append(Segment("${" + name + "}", seg.site))
                 else:
                     segs.append(seg)
@@ -880,12 +1094,11 @@ class Evaluator:
             src = self.sources.get(origin_span.path)
             if src is not None and src.text[origin_span.start:origin_span.end] == text:
                 # Same characters in place: parse a copy of the file where everything else is blank,
-                # so every node keeps its real line and column.
-                blank = "".join(ch if ch == "\n" else " " for ch in src.text[:origin_span.start])
-                padded = blank + text
-                ps = parse_text(origin_span.path, padded)
-                ps.source = src
-                return ps
+                # so every node keeps its real line and column (and byte offset).
+                prefix = src.data[:len(src.text[:origin_span.start].encode("utf-8"))] if not src._ascii \
+                    else src.data[:origin_span.start]
+                padded = _BLANK.sub(b" ", prefix) + text.encode("utf-8")
+                return parse_padded(src, padded)
         # Built from several pieces: each character maps back to where it was written.
         anchor = word.span
         if anchor is not None:
@@ -942,23 +1155,31 @@ class Evaluator:
         if real in self._source_stack or len(self._source_stack) > MAX_SOURCE_DEPTH:
             self.notes.append(f"{span}: {target} is already being sourced (a cycle); not followed again")
             return [st]
-        try:
-            with open(real, "rb") as fh:
-                data = fh.read()
-            shown = os.path.relpath(real)
-            sub = parse_file(real if shown.startswith("..") else shown, data)
-        except (OSError, InputError) as exc:
-            self.notes.append(f"{span}: cannot read sourced file {target}: {exc}")
+        sub = self._parsed_files.get(real)
+        if sub is None:
+            try:
+                if os.path.getsize(real) > MAX_SOURCE_BYTES:
+                    raise InputError(f"{real}: larger than {MAX_SOURCE_BYTES} bytes, not a launch script")
+                with open(real, "rb") as fh:
+                    data = fh.read(MAX_SOURCE_BYTES + 1)
+                shown = os.path.relpath(real)
+                sub = parse_file(real if shown.startswith("..") else shown, data)
+            except (OSError, InputError, ValueError) as exc:
+                sub = str(exc)
+            self._parsed_files[real] = sub
+        if isinstance(sub, str):
+            self.notes.append(f"{span}: cannot read sourced file {target}: {sub}")
             self.mark_source_unknown(st, span, f"{target}, sourced at {span}, could not be read")
             return [st]
-        self.sources[sub.source.path] = sub.source
-        self.sourced.append(sub.source.path)
-        _assigned_names(sub.root, sub, self.sourced_names)
+        if sub.source.path not in self.sources:
+            self.sources[sub.source.path] = sub.source
+            self.sourced.append(sub.source.path)
+            _assigned_names(sub.root, sub, self.sourced_names)
         self._source_stack.append(real)
         try:
             saved = st.positional
             if len(args) > 1:
-                st.positional = [w.segments for w in args[1:]]
+                st.positional = tuple(w.segments for w in args[1:]) if all(w.splat is None for w in args[1:]) else None
             results = self.block(sub.root.children, [st], _Ctx(sub, ctx.wrappers, ctx.depth + 1))
             for r in results:
                 if getattr(r, "_return", False):
@@ -982,10 +1203,11 @@ class Evaluator:
             return
         prev = node.prev_named_sibling
         span = ctx.ps.span(name_node)
-        row = name_node.start_point[0]
-        if row >= 1:
-            text_before = ctx.ps.parse_text.split(b"\n")[row - 1].rstrip()
-            if text_before.endswith(b"\\"):
+        data = ctx.ps.parse_text
+        line_start = data.rfind(b"\n", 0, name_node.start_byte)
+        if line_start > 0:
+            prev_start = data.rfind(b"\n", 0, line_start) + 1
+            if data[prev_start:line_start].rstrip().endswith(b"\\"):
                 return
         if prev is None:
             return
@@ -996,6 +1218,17 @@ class Evaluator:
 
     # ------------------------------------------------------------------ assignments
     def assign(self, node, st, ctx) -> str | None:
+        name, var = self._memo(ctx.ps, ("a", node.start_byte, node.end_byte), st,
+                               lambda: self._assign_result(node, st, ctx))
+        if name is not None and var is not None:
+            st.vars[name] = var
+        return name
+
+    def _assign_result(self, node, st, ctx):
+        name = self._assign(node, st, ctx)
+        return name, (st.vars.get(name) if name is not None else None)
+
+    def _assign(self, node, st, ctx) -> str | None:
         name_node = node.child_by_field_name("name")
         value_node = node.child_by_field_name("value")
         if name_node is None:
@@ -1010,7 +1243,7 @@ class Evaluator:
         else:
             name = ctx.ps.text(name_node)
         span = ctx.ps.span(node)
-        old = st.vars.get(name)
+        old = self._get(st, name)
         exported = bool(old and old.exported)
         if value_node is not None and value_node.type == "array":
             elements = []
@@ -1020,7 +1253,9 @@ class Evaluator:
                 for w in self.expand_word(c, st, ctx):
                     elements.append(w)
             if any(w.splat is not None for w in elements):
-                st.vars[name] = Var(unknown=Unknown(f"`{name}` holds the script's arguments", span), exported=exported, site=span)
+                why = next(w.splat for w in elements if w.splat is not None)
+                reason = why.reason if "too long" in why.reason else f"`{name}` holds the script's arguments"
+                st.vars[name] = Var(unknown=Unknown(reason, span), exported=exported, site=span)
                 return name
             base_arr = {}
             if append and old is not None and old.array is not None:
@@ -1029,6 +1264,10 @@ class Evaluator:
                 base_arr = {"0": old.scalar}
             elif append and old is not None and old.unknown is not None:
                 st.vars[name] = Var(unknown=old.unknown, exported=exported, site=span)
+                return name
+            if len(base_arr) + len(elements) > MAX_ARRAY:
+                st.vars[name] = Var(unknown=Unknown(f"`{name}` has more than {MAX_ARRAY} elements (too long to follow)",
+                                                    span), exported=exported, site=span)
                 return name
             start = _next_index(base_arr)
             for i, w in enumerate(elements):
@@ -1046,8 +1285,14 @@ class Evaluator:
                 return name
             if append and key in arr:
                 arr[key] = tuple(arr[key]) + tuple(segs)
+                if _oversized(arr[key]):
+                    arr[key] = (Segment(None, span, (), _too_long(span)),)
             else:
                 arr[key] = segs
+            if len(arr) > MAX_ARRAY:
+                st.vars[name] = Var(unknown=Unknown(f"`{name}` has more than {MAX_ARRAY} elements (too long to follow)",
+                                                    span), exported=exported, site=span)
+                return name
             st.vars[name] = Var(array=arr, exported=exported, site=span)
             return name
         if append:
@@ -1061,6 +1306,9 @@ class Evaluator:
             else:
                 old_segs = old.scalar or ()
             segs = tuple(old_segs) + tuple(segs)
+            if _oversized(segs):
+                st.vars[name] = Var(unknown=_too_long(span), exported=exported, site=span)
+                return name
         st.vars[name] = Var(scalar=tuple(segs), exported=exported, site=span)
         return name
 
@@ -1079,9 +1327,9 @@ class Evaluator:
         return [st]
 
     # ------------------------------------------------------------------ conditions
-    def condition_value(self, node, st, ctx) -> bool | None:
+    def condition_value(self, node, st, ctx, depth=0) -> bool | None:
         """True/False when the exit status of a condition is known statically, else None."""
-        if node is None:
+        if node is None or depth > MAX_CONDITION_DEPTH:
             return None
         t = node.type
         if t == "test_command":
@@ -1091,7 +1339,7 @@ class Evaluator:
             return self.test_expr(inner[0], st, ctx)
         if t == "negated_command":
             inner = node.named_children
-            v = self.condition_value(inner[0], st, ctx) if inner else None
+            v = self.condition_value(inner[0], st, ctx, depth + 1) if inner else None
             return None if v is None else not v
         if t == "command":
             name = node.child_by_field_name("name")
@@ -1118,8 +1366,8 @@ class Evaluator:
             named = node.named_children
             ops = [c.type for c in node.children if not c.is_named]
             if len(named) == 2 and ops:
-                a = self.condition_value(named[0], st, ctx)
-                b = self.condition_value(named[1], st, ctx)
+                a = self.condition_value(named[0], st, ctx, depth + 1)
+                b = self.condition_value(named[1], st, ctx, depth + 1)
                 if ops[0] == "&&":
                     if a is False or b is False:
                         return False
@@ -1130,20 +1378,22 @@ class Evaluator:
                     return False if a is False and b is False else None
         if t == "redirected_statement":
             body = node.child_by_field_name("body")
-            return self.condition_value(body, st, ctx)
+            return self.condition_value(body, st, ctx, depth + 1)
         return None
 
-    def test_expr(self, node, st, ctx) -> bool | None:
+    def test_expr(self, node, st, ctx, depth=0) -> bool | None:
+        if depth > MAX_CONDITION_DEPTH:
+            return None
         t = node.type
         if t == "parenthesized_expression":
             inner = node.named_children
-            return self.test_expr(inner[0], st, ctx) if inner else None
+            return self.test_expr(inner[0], st, ctx, depth + 1) if inner else None
         if t == "unary_expression":
             op_node = node.child(0)
             operand = node.named_children[-1] if node.named_children else None
             op = ctx.ps.text(op_node) if op_node is not None else ""
             if op == "!":
-                v = self.test_expr(operand, st, ctx) if operand is not None else None
+                v = self.test_expr(operand, st, ctx, depth + 1) if operand is not None else None
                 return None if v is None else not v
             val = _text(self.expand_scalar(operand, st, ctx)) if operand is not None else ""
             if op == "-z":
@@ -1161,14 +1411,14 @@ class Evaluator:
                         op = ctx.ps.text(c)
                         break
             if op in ("&&", "-a"):
-                a = self.test_expr(left, st, ctx)
-                b = self.test_expr(right, st, ctx)
+                a = self.test_expr(left, st, ctx, depth + 1)
+                b = self.test_expr(right, st, ctx, depth + 1)
                 if a is False or b is False:
                     return False
                 return True if a and b else None
             if op in ("||", "-o"):
-                a = self.test_expr(left, st, ctx)
-                b = self.test_expr(right, st, ctx)
+                a = self.test_expr(left, st, ctx, depth + 1)
+                b = self.test_expr(right, st, ctx, depth + 1)
                 if a is True or b is True:
                     return True
                 return False if a is False and b is False else None
@@ -1186,6 +1436,10 @@ class Evaluator:
         """Expand without word splitting (assignment values, case subjects, test operands)."""
         if node is None:
             return ()
+        return self._memo(ctx.ps, ("s", node.start_byte, node.end_byte, node.type, pattern), st,
+                          lambda: self._expand_scalar(node, st, ctx, pattern))
+
+    def _expand_scalar(self, node, st, ctx, pattern=False) -> Scalar:
         pieces = self.pieces(node, st, ctx, quoted=True, eid=None)
         out = []
         for p in pieces:
@@ -1200,6 +1454,9 @@ class Evaluator:
                     origin = ((seg.site,) if seg.site is not None else ()) + seg.origin
                     seg = Segment(seg.text, eid[1], origin, seg.unknown, seg.via, seg.assumed)
                 out.append(seg)
+        if _oversized(out):
+            span = ctx.ps.span(node)
+            return (Segment(None, span, (), _too_long(span)),)
         return tuple(out)
 
     def expand_word(self, node, st, ctx) -> list[Word]:
@@ -1208,69 +1465,78 @@ class Evaluator:
             key = (node.start_byte, node.end_byte, "w")
             cached = ctx.ps.cache.get(key)
             if cached is None:
-                cached = ctx.ps.cache[key] = self.split(self.pieces(node, st, ctx, quoted=False, eid=None))
+                cached = ctx.ps.cache[key] = self.split(self.pieces(node, st, ctx, quoted=False, eid=None), node, ctx)
             return list(cached)
-        pieces = self.pieces(node, st, ctx, quoted=False, eid=None)
-        return self.split(pieces)
+        return list(self._memo(ctx.ps, ("w", node.start_byte, node.end_byte, node.type), st,
+                               lambda: tuple(self.split(self.pieces(node, st, ctx, quoted=False, eid=None), node, ctx))))
 
-    def split(self, pieces) -> list[Word]:
+    def split(self, pieces, node=None, ctx=None) -> list[Word]:
+        words = self._split(pieces)
+        if len(words) > MAX_FIELDS or any(_oversized(w.segments) for w in words):
+            span = ctx.ps.span(node) if node is not None else None
+            if len(words) > MAX_FIELDS:
+                return [Word((), Unknown(f"more than {MAX_FIELDS} words from one expansion (too long to follow)", span))]
+            return [Word((Segment(None, span, (), _too_long(span)),)) if _oversized(w.segments) else w for w in words]
+        return words
+
+    def _split(self, pieces) -> list[Word]:
+        for p in pieces:
+            if p[0] != "seg" or p[2] or p[3] is not None:
+                break
+        else:
+            # Literal text only (a plain word, a quoted string): one field, as written.
+            return [Word(tuple(p[1] for p in pieces))] if pieces else []
         fields: list[list] = []
         cur: list = []
         have = False
-        field_eids: list[set] = []
-        cur_eids: set = set()
         splats: dict[int, Unknown] = {}
-
-        def flush():
-            nonlocal cur, have, cur_eids
-            if have:
-                fields.append(cur)
-                field_eids.append(cur_eids)
-            cur, have, cur_eids = [], False, set()
-
         for p in pieces:
             kind = p[0]
-            if kind == "break":
-                flush()
-                continue
-            if kind == "splat":
-                flush()
+            if kind == "seg":
+                seg, eid = p[1], p[3]
+                if not p[2] or seg.text is None:
+                    cur.append((seg, eid))
+                    have = True
+                    continue
+                for sub in self._seg_parts(seg):
+                    if sub is None:
+                        if have:
+                            fields.append(cur)
+                        cur, have = [], False
+                    else:
+                        cur.append((sub, eid))
+                        have = True
+            elif kind == "break":
+                if have:
+                    fields.append(cur)
+                cur, have = [], False
+            elif kind == "splat":
+                if have:
+                    fields.append(cur)
+                cur, have = [], False
                 splats[len(fields)] = p[1]
                 fields.append([])
-                field_eids.append(set())
-                continue
-            if kind == "quoted-empty":
+            else:  # quoted-empty
                 have = True
-                continue
-            seg, splittable, eid = p[1], p[2], p[3]
-            if eid is not None:
-                cur_eids.add(eid)
-            if not splittable or seg.text is None:
-                cur.append((seg, eid))
-                have = True
-                continue
-            text = seg.text
-            if not text:
-                continue
-            pos = 0
-            for m in _IFS.finditer(text):
-                if m.start() > pos:
-                    cur.append((self.sub_segment(seg, pos, m.start()), eid))
-                    have = True
-                flush()
-                if eid is not None:
-                    cur_eids.add(eid)
-                pos = m.end()
-            if pos < len(text):
-                cur.append((self.sub_segment(seg, pos, len(text)), eid))
-                have = True
-        flush()
+        if have:
+            fields.append(cur)
         # An expansion that produced exactly one field is shown where it is written (`$TP`);
         # one that produced several keeps each field where its text was written.
+        # (eids are compared by identity: one expansion shares one eid tuple, and hashing
+        # the span inside it costs more than the rest of the split.)
         count: dict = {}
-        for fi, f in enumerate(fields):
-            for eid in {e for _, e in f if e is not None}:
-                count[eid] = count.get(eid, 0) + 1
+        for f in fields:
+            seen = None
+            for _, e in f:
+                if e is not None:
+                    k = id(e)
+                    if seen is None:
+                        seen = {k}
+                    elif k in seen:
+                        continue
+                    else:
+                        seen.add(k)
+                    count[k] = count.get(k, 0) + 1
         words = []
         for fi, f in enumerate(fields):
             if fi in splats:
@@ -1280,7 +1546,7 @@ class Evaluator:
             for seg, eid in f:
                 if eid is not None:
                     eid_span, is_array = eid[1], eid[2]
-                    if count.get(eid) == 1 and not is_array:
+                    if count.get(id(eid)) == 1 and not is_array:
                         origin = ((seg.site,) if seg.site is not None and seg.site != eid_span else ()) + seg.origin
                         seg = Segment(seg.text, eid_span, origin, seg.unknown, seg.via, seg.assumed)
                     elif eid_span not in seg.via:
@@ -1288,6 +1554,25 @@ class Evaluator:
                 segs.append(seg)
             words.append(Word(tuple(segs)))
         return words
+
+    def _seg_parts(self, seg: Segment) -> list:
+        """A splittable segment cut at blanks: sub-segments, None where a field ends. The same
+        segment (a value shared by several paths, or read again) is cut once."""
+        got = self._parts_of.get(id(seg))
+        if got is not None and got[0] is seg:
+            return got[1]
+        text = seg.text
+        parts: list = []
+        pos = 0
+        for m in _IFS.finditer(text):
+            if m.start() > pos:
+                parts.append(self.sub_segment(seg, pos, m.start()))
+            parts.append(None)
+            pos = m.end()
+        if pos < len(text):
+            parts.append(self.sub_segment(seg, pos, len(text)))
+        self._parts_of[id(seg)] = (seg, parts)
+        return parts
 
     def sub_segment(self, seg: Segment, a: int, b: int) -> Segment:
         if a == 0 and b == len(seg.text):
@@ -1301,6 +1586,17 @@ class Evaluator:
 
     def pieces(self, node, st, ctx, quoted: bool, eid) -> list:
         """Pieces: ("seg", Segment, splittable, eid) | ("break",) | ("splat", Unknown) | ("quoted-empty",)."""
+        if self._pdepth >= MAX_EXPANSION_DEPTH:
+            span = ctx.ps.span(node)
+            return [("seg", Segment.unknown_at(f"expansions nested more than {MAX_EXPANSION_DEPTH} levels deep "
+                                               "are not read", span), False, eid)]
+        self._pdepth += 1
+        try:
+            return self._pieces(node, st, ctx, quoted, eid)
+        finally:
+            self._pdepth -= 1
+
+    def _pieces(self, node, st, ctx, quoted: bool, eid) -> list:
         t = node.type
         ps = ctx.ps
         if t in ("word", "number", "extglob_pattern", "regex", "variable_name", "test_operator"):
@@ -1475,18 +1771,19 @@ class Evaluator:
             i = int(name)
             if i == 0:
                 return (Segment(self.script_path, span),), None, True
-            if st.positional is None:
+            positional = self._pos(st)
+            if positional is None:
                 return None, Unknown(f"${name} is an argument given to the script", span), False
-            if i - 1 < len(st.positional):
-                return st.positional[i - 1], None, True
+            if i - 1 < len(positional):
+                return positional[i - 1], None, True
             return (), None, False
         if name.startswith("__megalint_unknown_") and name in self.unknown_tokens:
             return None, self.unknown_tokens[name], True
-        var = st.vars.get(name)
+        var = self._get(st, name)
         if var is None and self.is_internal(name, ctx, span):
             return (), None, False
         if var is None:
-            unsourced = st.vars.get("__megalint_unsourced__")
+            unsourced = self._get(st, "__megalint_unsourced__")
             if unsourced is not None:
                 return None, Unknown(f"${name} may be set by {unsourced.unknown.reason}", span), False
             return None, self.env_unknown(name, span), False
@@ -1522,7 +1819,7 @@ class Evaluator:
         if name in ("@", "*"):
             return self.positional_all(name, st, span, quoted, eid)
         if name == "#":
-            if st.positional is None:
+            if self._pos(st) is None:
                 return [("seg", Segment.unknown_at("the number of arguments given to the script", span), False, my_eid)]
             return [("seg", Segment(str(len(st.positional)), span), False, my_eid)]
         if name in ("?", "$", "!", "-"):
@@ -1534,7 +1831,7 @@ class Evaluator:
 
     def positional_all(self, name, st, span, quoted, eid):
         my_eid = eid or ("e", span, True)
-        if st.positional is None:
+        if self._pos(st) is None:
             return [("splat", Unknown("the arguments given to the script (\"$@\")", span))]
         out = []
         for i, p in enumerate(st.positional):
@@ -1573,7 +1870,8 @@ class Evaluator:
                 is_array_all = idx_text
             else:
                 index = _text(self.expand_scalar(idx, st, ctx))
-                if index is not None and name in st.vars and st.vars[name].array is not None and not index.lstrip("-").isdigit():
+                ivar = self._get(st, name) if index is not None else None
+                if ivar is not None and ivar.array is not None and not index.lstrip("-").isdigit():
                     pass
                 elif index is not None:
                     try:
@@ -1594,18 +1892,21 @@ class Evaluator:
         # The value, as a list of elements (arrays) or one scalar.
         if name in ("@", "*"):
             if length:
-                if st.positional is None:
+                if self._pos(st) is None:
                     return [("seg", Segment.unknown_at("the number of arguments given to the script", span), False, my_eid)]
                 return [("seg", Segment(str(len(st.positional)), span), False, my_eid)]
             if not rest:
                 return self.positional_all(name, st, span, quoted, eid)
             return [("seg", Segment.unknown_at(f"`{ps.text(node)}` on the script's arguments", span), False, my_eid)]
-        var = st.vars.get(name)
+        var = self._get(st, name)
         if is_array_all:
             if var is not None and var.array is not None:
                 elements = _array_values(var.array)
             elif var is not None and var.unknown is not None:
-                return [("seg", Segment(None, span, (), var.unknown), False, my_eid)]
+                if length:
+                    return [("seg", Segment(None, span, (), var.unknown), False, my_eid)]
+                # An unknown array is any number of words, not one.
+                return [("splat", Unknown(var.unknown.reason, span))]
             elif var is not None and var.scalar is not None:
                 elements = [var.scalar]
             elif var is None:
@@ -1699,6 +2000,7 @@ class Evaluator:
             if base == "=" and name and not name.isdigit():
                 val = tuple(p[1] for p in result if p[0] == "seg")
                 old = st.vars.get(name)
+                self._impure = True
                 st.vars[name] = Var(scalar=val, exported=bool(old and old.exported), site=span)
             return result
         if unknown is not None:
@@ -1717,7 +2019,11 @@ class Evaluator:
             pat = self.operand_text(operands, st, ctx)
             if pat is None:
                 return [("seg", Segment.unknown_at(f"the pattern of `{ps.text(node)}`", span), False, eid)]
-            return result(_strip_pattern(value, pat, op))
+            got = _strip_pattern(value, pat, op)
+            if got is None:
+                return [("seg", Segment.unknown_at(f"`{ps.text(node)}` on a value too long to match a pattern against",
+                                                   span), False, eid)]
+            return result(got)
         if op in ("/", "//", "/#", "/%"):
             pat_nodes, rep_nodes, seen_sep = [], [], False
             for c in operands:
@@ -1729,7 +2035,11 @@ class Evaluator:
             rep = self.operand_text(rep_nodes, st, ctx) if rep_nodes else ""
             if pat is None or rep is None:
                 return [("seg", Segment.unknown_at(f"the pattern of `{ps.text(node)}`", span), False, eid)]
-            return result(_replace_pattern(value, pat, rep, op))
+            got = _replace_pattern(value, pat, rep, op)
+            if got is None or len(got) > MAX_VALUE_CHARS:
+                return [("seg", Segment.unknown_at(f"`{ps.text(node)}` on a value too long to match a pattern against",
+                                                   span), False, eid)]
+            return result(got)
         if op in ("^^", "^", ",,", ","):
             if operands:
                 return [("seg", Segment.unknown_at(f"case conversion with a pattern `{ps.text(node)}`", span), False, eid)]
@@ -1795,6 +2105,8 @@ class Evaluator:
         if "$" in text or "`" in text:
             text = self.expand_arith_text(text, st, ctx, span, origins, assumed, node)
 
+        nesting = [0]
+
         def lookup(name):
             seen = set()
             cur = name
@@ -1823,9 +2135,18 @@ class Evaluator:
                         seen.add(val)
                         cur = val
                         continue
-                    return arith.evaluate(val, lookup)
+                    # A value that is itself an expression (`X='Y+1'`) is evaluated in turn;
+                    # bash stops self-reference with "expression recursion level exceeded".
+                    if nesting[0] >= 8:
+                        raise arith.ArithUnknown(f"${cur} refers to itself through arithmetic")
+                    nesting[0] += 1
+                    try:
+                        return arith.evaluate(val, lookup)
+                    finally:
+                        nesting[0] -= 1
 
         def assign(name, value):
+            self._impure = True
             old = st.vars.get(name)
             st.vars[name] = Var(scalar=(Segment(str(value), span),), exported=bool(old and old.exported), site=span)
 
@@ -1833,7 +2154,10 @@ class Evaluator:
 
     def expand_arith_text(self, text, st, ctx, span, origins, assumed, node):
         # Parse the expression's `$` parts with tree-sitter's word rules: wrap it as a string.
-        sub = parse_text(ctx.ps.source.path, '"' + text.replace('"', ' ') + '"')
+        key = (ctx.ps.source.path, text)
+        sub = self._arith_parsed.get(key)
+        if sub is None:
+            sub = self._arith_parsed[key] = parse_text(ctx.ps.source.path, '"' + text.replace('"', ' ') + '"')
         string_node = sub.root.named_children[0] if sub.root.named_children else None
         while string_node is not None and string_node.type not in ("string",):
             string_node = string_node.named_children[0] if string_node.named_children else None
@@ -2020,10 +2344,22 @@ def _eff_start(node, data: bytes) -> int:
 
 
 def _difference(a: "State", b: "State") -> int:
-    if a.vars is b.vars:
+    va, vb = a.vars, b.vars
+    if va is vb:
         return 0
-    names = a.vars.keys() | b.vars.keys()
-    return sum(1 for n in names if a.vars.get(n) is not b.vars.get(n) and a.vars.get(n) != b.vars.get(n))
+    n = 0
+    extra = len(va) != len(vb)
+    for k, v in vb.items():
+        w = va.get(k, _MISS)
+        if w is not v:
+            if w is _MISS:
+                extra = True
+                n += 1
+            elif w != v:
+                n += 1
+    if extra:
+        n += sum(1 for k in va if k not in vb)
+    return n
 
 
 def _text(segs) -> str | None:
@@ -2088,7 +2424,16 @@ def _glob_match(pat: str, text: str) -> bool:
     return re.match(_glob_to_regex(pat), text, re.S) is not None
 
 
-def _strip_pattern(value: str, pat: str, op: str) -> str:
+_GLOB_CHARS = re.compile(r"[*?\[\\]")
+
+
+def _strip_pattern(value: str, pat: str, op: str) -> str | None:
+    if not _GLOB_CHARS.search(pat):
+        if op in ("#", "##"):
+            return value[len(pat):] if value.startswith(pat) else value
+        return value[:len(value) - len(pat)] if pat and value.endswith(pat) else value
+    if len(value) > MAX_PATTERN_SUBJECT:
+        return None
     rx = re.compile(_glob_to_regex(pat), re.S)
     n = len(value)
     if op in ("#", "##"):
@@ -2104,7 +2449,19 @@ def _strip_pattern(value: str, pat: str, op: str) -> str:
     return value
 
 
-def _replace_pattern(value: str, pat: str, rep: str, op: str) -> str:
+def _replace_pattern(value: str, pat: str, rep: str, op: str) -> str | None:
+    if not _GLOB_CHARS.search(pat):
+        if not pat:
+            return value
+        if op == "/#":
+            return rep + value[len(pat):] if value.startswith(pat) else value
+        if op == "/%":
+            return value[:len(value) - len(pat)] + rep if value.endswith(pat) else value
+        if op == "//" and len(value) // len(pat) * max(len(rep), 1) > MAX_VALUE_CHARS:
+            return None
+        return value.replace(pat, rep, 1 if op == "/" else -1)
+    if len(value) > MAX_PATTERN_REPLACE:
+        return None
     rx = re.compile(_glob_to_regex(pat), re.S)
     n = len(value)
     if op == "/#":
@@ -2183,9 +2540,12 @@ def _compare(op, lv, rv, pattern) -> bool | None:
     if op == ">":
         return lv > rv
     if op == "=~":
+        # A group under a quantifier can backtrack for ever on a long subject: not decided.
+        if len(lv) > 4096 or len(rv) > 256 or re.search(r"\)[*+?{]", rv):
+            return None
         try:
             return re.search(rv, lv) is not None
-        except re.error:
+        except (re.error, RecursionError, OverflowError):
             return None
     return None
 
@@ -2226,58 +2586,47 @@ def _assign_scalar(st: State, name: str, segs, span):
     st.vars[name] = Var(scalar=tuple(segs), exported=bool(old and old.exported), site=span)
 
 
+_ASSIGNED_QUERY = """
+(variable_assignment name: (_) @assign)
+(for_statement variable: (_) @for)
+(compound_statement) @arith
+(c_style_for_statement) @arith
+(arithmetic_expansion) @arith
+(command name: (command_name) @name (#any-of? @name "read" "let" "readarray" "mapfile" "getopts")) @reader
+"""
+
+
 def _assigned_names(node, ps, acc: set):
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        t = n.type
-        if t == "variable_assignment":
-            nm = n.child_by_field_name("name")
-            if nm is not None:
-                if nm.type == "subscript":
-                    nm = nm.child_by_field_name("name") or nm
-                acc.add(ps.text(nm))
-        elif t in ("for_statement",):
-            v = n.child_by_field_name("variable")
-            if v is not None:
-                acc.add(ps.text(v))
-        elif t in ("compound_statement", "c_style_for_statement", "arithmetic_expansion"):
-            txt = ps.text(n)
-            if "((" in txt:
-                for m in re.finditer(r"([A-Za-z_][A-Za-z0-9_]*)\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|([A-Za-z_][A-Za-z0-9_]*)\s*(?:\+\+|--)|(?:\+\+|--)\s*([A-Za-z_][A-Za-z0-9_]*)", txt):
-                    acc.add(m.group(1) or m.group(2) or m.group(3))
-        elif t == "command":
-            name = n.child_by_field_name("name")
-            if name is not None and ps.text(name) in ("read", "let", "readarray", "mapfile", "getopts"):
-                for c in n.named_children[1:]:
-                    w = ps.text(c)
-                    m = re.match(r"([A-Za-z_][A-Za-z0-9_]*)", w)
-                    if m and not w.startswith("-"):
-                        acc.add(m.group(1))
-        stack.extend(n.children)
+    found = find_nodes(node, _ASSIGNED_QUERY)
+    for nm in found.get("assign", ()):
+        if nm.type == "subscript":
+            nm = nm.child_by_field_name("name") or nm
+        acc.add(ps.text(nm))
+    for v in found.get("for", ()):
+        acc.add(ps.text(v))
+    for n in found.get("arith", ()):
+        txt = ps.text(n)
+        if "((" in txt:
+            for m in re.finditer(r"([A-Za-z_][A-Za-z0-9_]*)\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|([A-Za-z_][A-Za-z0-9_]*)\s*(?:\+\+|--)|(?:\+\+|--)\s*([A-Za-z_][A-Za-z0-9_]*)", txt):
+                acc.add(m.group(1) or m.group(2) or m.group(3))
+    for n in found.get("reader", ()):
+        for c in n.named_children[1:]:
+            w = ps.text(c)
+            m = re.match(r"([A-Za-z_][A-Za-z0-9_]*)", w)
+            if m and not w.startswith("-"):
+                acc.add(m.group(1))
 
 
 def _first_assignments(ps, table: dict):
-    stack = [ps.root]
-    while stack:
-        n = stack.pop()
-        if n.type == "variable_assignment":
-            nm = n.child_by_field_name("name")
-            if nm is not None:
-                if nm.type == "subscript":
-                    nm = nm.child_by_field_name("name") or nm
-                name = ps.text(nm)
-                off = ps.source.char_offset(n.end_byte)  # `X=${X:-1}` reads X before setting it
-                if name not in table or off < table[name]:
-                    table[name] = off
-        elif n.type == "for_statement":
-            v = n.child_by_field_name("variable")
-            if v is not None:
-                name = ps.text(v)
-                off = ps.source.char_offset(n.start_byte)
-                if name not in table or off < table[name]:
-                    table[name] = off
-        stack.extend(n.children)
+    for caps in find_matches(ps.root, "(variable_assignment name: (_) @name) @at (for_statement variable: (_) @name) @at"):
+        n, nm = caps["at"][0], caps["name"][0]
+        if nm.type == "subscript":
+            nm = nm.child_by_field_name("name") or nm
+        name = ps.text(nm)
+        # `X=${X:-1}` reads X before setting it; a for loop sets its variable from the start
+        off = ps.source.char_offset(n.end_byte if n.type == "variable_assignment" else n.start_byte)
+        if name not in table or off < table[name]:
+            table[name] = off
 
 
 def _local_names(body, ps, acc: set):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from megalint.shell.facts import ShellFinding
-from megalint.shell.parse import ParsedScript
+from megalint.shell.parse import ParsedScript, find_nodes
 
 _SKIP_CONTEXT = {"comment", "string", "raw_string", "heredoc_body", "heredoc_content", "string_content", "ansi_c_string"}
 MAX_PARSE_ERRORS = 1  # later errors are mostly the same one, seen again by error recovery
@@ -69,10 +69,12 @@ def _parse_errors(ps: ParsedScript) -> list[ShellFinding]:
     while stack and len(out) < MAX_PARSE_ERRORS:
         node = stack.pop()
         if node.type == "ERROR" or node.is_missing:
-            start = ps.source.char_offset(node.start_byte)
+            size = len(ps.source.text)
+            # A missing token at the very end (`(0` then EOF) is shown on the last character.
+            start = min(ps.source.char_offset(node.start_byte), max(0, size - 1))
             line, _ = ps.source.position(start)
             line_end = len(ps.source.line_text(line)) + (start - ps.source.position(start)[1] + 1)
-            end = max(start + 1, min(ps.source.char_offset(node.end_byte), line_end))
+            end = min(max(start + 1, min(ps.source.char_offset(node.end_byte), line_end)), size)
             span = ps.source.span(start, end)
             what = f"missing `{node.type}`" if node.is_missing else "a construct megalint cannot read"
             out.append(ShellFinding("parse-error", span,
@@ -87,12 +89,7 @@ def _parse_errors(ps: ParsedScript) -> list[ShellFinding]:
 
 def _shift_mismatch(ps: ParsedScript) -> list[ShellFinding]:
     out = []
-    stack = [ps.root]
-    while stack:
-        node = stack.pop()
-        stack.extend(node.children)
-        if node.type != "case_statement":
-            continue
+    for node in find_nodes(ps.root, "(case_statement) @k").get("k", []):
         subject = node.child_by_field_name("value")
         if subject is None or ps.text(subject).strip('"') not in ("$1", "${1}"):
             continue

@@ -52,6 +52,26 @@ class ParsedScript:
         return self.parse_text[node.start_byte:node.end_byte].decode("utf-8", "replace")
 
 
+_QUERIES: dict = {}
+
+
+def find_nodes(node: tree_sitter.Node, query: str) -> dict:
+    """Nodes under `node` by capture name, found by a tree-sitter query: walking a tree in
+    Python costs a node object per child, a query walks it in C."""
+    q = _QUERIES.get(query)
+    if q is None:
+        q = _QUERIES[query] = tree_sitter.Query(_LANGUAGE, query)
+    return tree_sitter.QueryCursor(q).captures(node)
+
+
+def find_matches(node: tree_sitter.Node, query: str) -> list:
+    """Like find_nodes, one dict per match, so that the captures of one match stay together."""
+    q = _QUERIES.get(query)
+    if q is None:
+        q = _QUERIES[query] = tree_sitter.Query(_LANGUAGE, query)
+    return [caps for _, caps in tree_sitter.QueryCursor(q).matches(node)]
+
+
 def new_parser() -> tree_sitter.Parser:
     return tree_sitter.Parser(_LANGUAGE)
 
@@ -74,7 +94,13 @@ def decode(path: str, data: bytes) -> str:
 
 
 def parse_text(path: str, text: str) -> ParsedScript:
-    source = SourceFile(path, text)
+    try:
+        source = SourceFile(path, text)
+    except UnicodeEncodeError as exc:
+        # Only a str built in Python can hold lone surrogates; a file read by decode() cannot.
+        line = text[: exc.start].count("\n") + 1
+        raise InputError(f"{path}:{line}: the text holds a character that is not valid Unicode "
+                         f"(U+{ord(text[exc.start]):04X})") from None
     data = source.data
     ends_cont = _trailing_continuation(source)
     if ends_cont is not None:
@@ -92,6 +118,24 @@ def parse_text(path: str, text: str) -> ParsedScript:
             data = bytes(buf)
             tree = _PARSER.parse(data)
     return ParsedScript(source, tree, placeholders, ends_cont, data)
+
+
+def parse_padded(source: SourceFile, data: bytes) -> ParsedScript:
+    """Parse `data`, whose byte offsets are those of `source` (a command string re-read in
+    place, everything around it blanked): nodes keep their real lines and columns."""
+    tree = _PARSER.parse(data)
+    placeholders: list[Span] = []
+    if b"<" in data:
+        found = _find_placeholders(tree, data)
+        if found:
+            buf = bytearray(data)
+            for start, end in found:
+                inner = bytes(buf[start + 1:end - 1]).replace(b"'", b"_")
+                buf[start:end] = b"'" + inner + b"'"
+                placeholders.append(source.span_bytes(start, end))
+            data = bytes(buf)
+            tree = _PARSER.parse(data)
+    return ParsedScript(source, tree, placeholders, None, data)
 
 
 def parse_file(path: str, data: bytes) -> ParsedScript:
