@@ -151,6 +151,9 @@ def gpu_hints(facts: ScriptFacts) -> list[GpuHint]:
     return hints
 
 
+_SCHEDULER_HINTS = frozenset({"sbatch-constraint", "sbatch-gres", "pbs"})
+
+
 def choose_gpu(facts: ScriptFacts, configured: str | None) -> tuple[GpuProfile | None, Detection | None, str | None]:
     """The GPU: named by the user, else detected from the script's hints, else unknown."""
     if configured:
@@ -162,9 +165,10 @@ def choose_gpu(facts: ScriptFacts, configured: str | None) -> tuple[GpuProfile |
     if det is None:
         return None, None, ("no GPU model is named in the script (#SBATCH --constraint/--gres, its name, "
                             "a comment), or its hints disagree; give one with --gpu NAME or `gpu` in the configuration")
-    if det.ignored:
-        # A weaker hint (a comment, the file name) names another GPU than the scheduler line: the
-        # script contradicts itself, and hardware rules must not pick a side.
+    if det.ignored and det.hint.kind not in _SCHEDULER_HINTS:
+        # A comment or a file name decided, and another weak hint names another GPU: the script
+        # contradicts itself, and hardware rules must not pick a side. A scheduler line is not
+        # a hint of the same kind: the job gets the GPU it requests, whatever a comment says.
         others = ", ".join(sorted({pid for _, pid in det.ignored}))
         return None, None, (f"the script names {det.profile.id} ({det.reason.removeprefix('taken from ')}) "
                             f"but also {others}; give the GPU with --gpu NAME or `gpu` in the configuration")

@@ -196,8 +196,6 @@ UNDECIDED = [
     ("pai_nodes_from_world_size.sh", {"ML101", "ML301"}),
     ("slurm_nnodes_without_header.sh", {"ML101", "ML301"}),
     ("gpu_count_from_nvidia_smi.sh", {"ML101"}),
-    ("gpu_comment_disagrees.sh", {"ML201"}),
-    ("volta_comment_disagrees.sh", {"ML202"}),
     ("unread_sourced_env.sh", {"ML301"}),
     ("site_environment_module.sh", {"ML301"}),
 ]
@@ -209,6 +207,16 @@ def test_unknown_inputs_leave_rules_undecided(fixture, codes):
     assert headline(result) == []
     undecided = {u.rule.code for u in result.evaluation.undecided}
     assert codes <= undecided
+
+
+def test_the_scheduler_line_decides_the_gpu_over_a_comment():
+    # The job runs on what it requests: a stale comment naming another GPU does not change that.
+    result = lint("headline/fp8_gpu_comment_disagrees.sh")
+    assert [d.code for d in headline(result)] == ["ML201"]
+    assert "A100" in headline(result)[0].message
+    volta = lint("traps/volta_comment_disagrees.sh")
+    assert headline(volta) == []
+    assert "ML202" not in {u.rule.code for u in volta.evaluation.undecided}
 
 
 def test_the_precision_branches_are_decided_one_by_one():
