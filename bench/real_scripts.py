@@ -19,6 +19,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from megalint.discovery import is_shell_script  # noqa: E402
 from megalint.launch.extract import extract_launches  # noqa: E402
 from megalint.launch.view import pair_flags  # noqa: E402
 from megalint.shell.analyze import analyze_file  # noqa: E402
@@ -37,16 +38,7 @@ FLAG_RE = re.compile(r"(?<![\w-])(" + "|".join(re.escape(f) for f in PARALLEL_FL
 
 
 def shell_like(path: str) -> bool:
-    if path.endswith((".sh", ".bash", ".slurm", ".sbatch")):
-        return True
-    if "." in os.path.basename(path):
-        return False
-    try:
-        with open(path, "rb") as fh:
-            head = fh.readline(200)
-    except OSError:
-        return False
-    return head.startswith(b"#!") and (b"sh" in head)
+    return is_shell_script(path)
 
 
 def categorise(reason: str) -> str:
