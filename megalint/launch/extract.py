@@ -286,9 +286,35 @@ def _torchrun(words, i, found: _Found, head) -> bool:
             found.entry = words[j]
             found.entry_index = j
             return True
+        k = _entry_after_unknown(words, j)
+        if k is not None:
+            # `torchrun $DISTRIBUTED_ARGS pretrain_x.py`: the unknown words are launcher options
+            # (any of them may set the process count), and the script is the named file.
+            unknown = words[j].unknown or Unknown("the launcher's options are not known", words[j].span)
+            if nproc_w is None:
+                found.nproc = Quantity(None, "torchrun --nproc-per-node", (words[j],), unknown)
+            if "--nnodes" not in opts and "--standalone" not in opts:
+                found.nnodes = Quantity(None, "torchrun --nnodes", (words[j],), unknown)
+            found.launcher_words = list(head) + words[i:k]
+            j = k
         found.entry = words[j]
         found.entry_index = j
     return True
+
+
+def _entry_after_unknown(words, j: int) -> int | None:
+    """The index of the script after unknown words at `j`, or None when `words[j]` is known.
+
+    Only unknown words and options may stand between: the first known plain word is the
+    entry point (or not one megalint can name)."""
+    if _t(words[j]) is not None:
+        return None
+    for k in range(j + 1, len(words)):
+        t = _t(words[k])
+        if t is None or t.startswith("-"):
+            continue
+        return k if ENTRY_RE.search(t) or t.endswith(".py") else None
+    return None
 
 
 def _deepspeed(words, i, found: _Found) -> bool:
