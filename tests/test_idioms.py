@@ -161,3 +161,19 @@ def test_clean_idioms_have_no_shell_findings(fixture):
 def test_placeholders_are_not_parse_errors():
     facts, _ = load("idioms/placeholders.sh")
     assert not any(f.kind == "parse-error" for f in facts.findings)
+
+
+def test_fall_through_an_undecided_chain_leaves_its_variables_unknown_not_empty():
+    from modelhelp import load_text
+
+    _, launches = load_text(
+        "MODEL_SIZE=$1\n"
+        "if [ $MODEL_SIZE = 7B ]; then NUM_LAYERS=32; elif [ $MODEL_SIZE = 13B ]; then NUM_LAYERS=40; fi\n"
+        "case $2 in a) TP=2 ;; esac\n"
+        "torchrun pretrain_gpt.py --num-layers $NUM_LAYERS --tensor-model-parallel-size $TP\n")
+    layers = [value(l, "--num-layers") for l in launches]
+    assert sorted(w.text for w in layers if w.text) == ["32", "32", "40", "40"]
+    unknown = [w for w in layers if w.text is None]
+    assert len(unknown) == 2 and all("if` chain" in w.unknown.reason for w in unknown)
+    tps = [value(l, "--tensor-model-parallel-size") for l in launches]
+    assert all(w.text == "2" or "`case`" in w.unknown.reason for w in tps)

@@ -618,9 +618,26 @@ class Evaluator:
                             out.extend(self.block(body, [yes], ctx))
                             next_pending.append(no)
             pending = next_pending
+        if not else_body and any("` false" in c for s in pending for c in s.cond[len(st.cond):]):
+            # Fell through every arm of an undecided chain: what the arms would have set is
+            # unknown here, not empty (that path is an argument the script did not expect).
+            names: set[str] = set()
+            for _cond, body in arms:
+                for node in body:
+                    _assigned_names(node, ctx.ps, names)
+            where = ctx.ps.span(arms[0][1][0]) if arms and arms[0][1] else None
+            for s in pending:
+                self.unset_to_unknown(s, names, "an `if` chain", where)
         for s in pending:
             out.extend(self.block(else_body, [s], ctx) if else_body else [s])
         return out
+
+    def unset_to_unknown(self, st, names, what: str, where) -> None:
+        line = where.start_line if where is not None else "?"
+        for name in names:
+            if st.vars.get(name) is None:
+                st.vars[name] = Var(unknown=Unknown(
+                    f"`{name}` is set only inside {what} (line {line}) that no known value selects", where), site=where)
 
     def s_case_statement(self, node, st, ctx):
         value_node = node.child_by_field_name("value")
@@ -646,7 +663,12 @@ class Evaluator:
         if subject_text is not None:
             return [st]  # no arm matched
         if not matched_all:
-            out.append(st.fork(f"case {desc_subject} matches no arm"))
+            rest = st.fork(f"case {desc_subject} matches no arm")
+            names: set[str] = set()
+            for item in items:
+                _assigned_names(item, ctx.ps, names)
+            self.unset_to_unknown(rest, names, "the arms of a `case`", ctx.ps.span(node))
+            out.append(rest)
         return out
 
     def case_item_parts(self, item, st, ctx):
