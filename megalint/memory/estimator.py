@@ -356,7 +356,8 @@ def _layout(a: Mapping[str, Any], world: int, L: int) -> dict[str, int]:
     if world % (etp * ep * pp):
         raise InvalidConfig(f"world size {world} is not divisible by ETP*EP*PP = {etp * ep * pp}")
     edp = world // (etp * ep * pp)
-    vpp = _opt_int(a, "virtual_pipeline_model_parallel_size")
+    # --num-virtual-stages-per-pipeline-rank is the newer spelling of the chunk count
+    vpp = _opt_int(a, "virtual_pipeline_model_parallel_size") or _opt_int(a, "num_virtual_stages_per_pipeline_rank")
     per_vs = _opt_int(a, "num_layers_per_virtual_pipeline_stage")
     if vpp is None and per_vs:
         vpp = L // pp // per_vs
@@ -381,8 +382,15 @@ def _stage_layers(a: Mapping[str, Any], L: int, pp: int, vpp: int) -> list[list[
         # moves layers; without modelling those, spread the remainder over the
         # leading chunks.
         n_chunks = pp * vpp
-        base, extra = divmod(L, n_chunks)
+        # --account-for-{embedding,loss}-in-pipeline-split count the embedding and the
+        # loss as one layer each of the first and the last virtual stage
+        # (megatron/core/transformer/transformer_block.py get_num_layers_to_build)
+        emb = 1 if _truthy(a.get("account_for_embedding_in_pipeline_split")) else 0
+        loss = 1 if _truthy(a.get("account_for_loss_in_pipeline_split")) else 0
+        base, extra = divmod(L + emb + loss, n_chunks)
         sizes = [base + (1 if i < extra else 0) for i in range(n_chunks)]
+        sizes[0] = max(0, sizes[0] - emb)
+        sizes[-1] = max(0, sizes[-1] - loss)
         ranks: list[list[int]] = [[] for _ in range(pp)]
         start = 0
         for chunk in range(vpp):
@@ -565,18 +573,22 @@ def _offloaded_activation(sh: _Shape, kn: _Kernels, moe: bool, tp: int, cp: int,
     if "qkv_linear" in modules and "layernorm" not in mods:
         per_token += gb * h / tsp
     stored_scores = 0.0
-    if not sh.mla:
-        if "core_attn" in modules and "core_attn" not in mods:
-            if kn.unfused:
-                # unfused attention saves Q and K/V repeated to query width, and the
-                # probabilities (with the fp32 softmax output and dropout mask when kept)
-                per_token += 2 * q * 3 / tp
-                per_el = 2.0 + (4.0 if kn.softmax_fp32 else 0.0) + (3.0 if kn.dropout_attn else 0.0)
-                stored_scores = per_el * (sh.a / tp) * (sh.s / cp) * T
-            else:
-                per_token += (2 * q + 4 * k) / tp
-        if "attn_proj" in modules:
-            per_token += gb * q / tp
+    if sh.mla:
+        md = sh.mla_dims
+        qk = (md["qk_head_dim"] or 128) + (md["qk_pos_emb_head_dim"] or 64)
+        qkv_w, out_w = sh.a * (2 * qk + (md["v_head_dim"] or 128)), sh.a * (md["v_head_dim"] or 128)
+    elif kn.unfused:
+        qkv_w, out_w = 3 * q, q  # K/V repeated to query width
+    else:
+        qkv_w, out_w = q + 2 * k, q
+    if "core_attn" in modules and "core_attn" not in mods:
+        per_token += 2 * qkv_w / tp
+        if kn.unfused:
+            # the probabilities (with the fp32 softmax output and dropout mask when kept)
+            per_el = 2.0 + (4.0 if kn.softmax_fp32 else 0.0) + (3.0 if kn.dropout_attn else 0.0)
+            stored_scores = per_el / 2.0 * 2.0 * (sh.a / tp) * (sh.s / cp) * T
+    if "attn_proj" in modules:
+        per_token += gb * out_w / tp
     if moe and "moe" not in mods:
         if "expert_fc1" in modules:
             per_token += sh.topk * gb * h / max(1, tp // etp if tsp == 1 else 1)
