@@ -64,8 +64,9 @@ class StageEstimate:
 # Which terms each moment of a step holds besides the static ones (see `estimate`).
 STATIC_TERMS = ("params", "grads", "optimizer_state", "workspace", "attention_buffers", "cuda_graph_buffers")
 EVENT_TERMS = {
-    "loss": ("activations", "embedding_and_final_norm_activations", "logits_and_loss"),
-    "backward": ("activations", "embedding_and_final_norm_activations", "backward_transient"),
+    "loss": ("activations", "embedding_and_final_norm_activations", "deferred_embedding_wgrad", "logits_and_loss"),
+    "backward": ("activations", "embedding_and_final_norm_activations", "deferred_embedding_wgrad",
+                 "backward_transient"),
     "optimizer_step": ("optimizer_step_transient",),
 }
 
@@ -783,7 +784,17 @@ def estimate(args: Mapping[str, Any], world_size: int, calibration: Calibration 
             outside += (2 * sh.h + (sh.h if kn.dropout_h else 0)) * T / kn.tsp * inflight
         if last:
             outside += 4 * sh.h * T / kn.tsp  # final norm input and output
-        terms["embedding_and_final_norm_activations"] = int(outside)
+        if last and _truthy(a.get("defer_embedding_wgrad_compute")):
+            # --defer-embedding-wgrad-compute: the output layer keeps each micro-batch's
+            # input (bf16, T x h) and logits gradient (bf16, T x V/tp) until the weight
+            # gradient is computed, at most --wgrad-deferral-limit of them at a time
+            # (0: all micro-batches of the step; core/tensor_parallel/layers.py)
+            limit = _opt_int(a, "wgrad_deferral_limit") or 0
+            n_def = min(limit, m) if limit > 0 else m
+            deferred = n_def * (2 * sh.h * T / kn.tsp + 2 * T * sh.V / tp)
+            terms["deferred_embedding_wgrad"] = int(deferred)
+            outside += deferred
+        terms["embedding_and_final_norm_activations"] = int(outside - terms.get("deferred_embedding_wgrad", 0))
 
         # transient moments
         events: dict[str, float] = {}

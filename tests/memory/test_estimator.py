@@ -182,3 +182,17 @@ def test_cuda_graph_static_buffers_per_layer_and_microbatch():
     assert g.terms["cuda_graph_buffers"] == want
     assert g.peak_bytes - plain.peak_bytes == want
     assert "cuda_graph_buffers" not in plain.terms
+
+
+def test_deferred_embedding_wgrad_holds_limit_microbatches_of_logit_gradients():
+    base = dict(LLAMA2_7B, pipeline_model_parallel_size=2, global_batch_size=8)
+    plain = estimate(base, 2).stage("last")
+    T, h, V = 4096, 4096, 32000
+    per_mb = 2 * h * T + 2 * T * V
+    for limit, held in ((2, 2), (0, 8), (20, 8)):
+        d = estimate(dict(base, defer_embedding_wgrad_compute=True, wgrad_deferral_limit=limit), 2).stage("last")
+        assert d.terms["deferred_embedding_wgrad"] == held * per_mb
+        assert d.peak_bytes - plain.peak_bytes == held * per_mb
+        assert sum(d.peak_terms.values()) == d.peak_bytes
+    # only the stage with the output layer holds them
+    assert "deferred_embedding_wgrad" not in estimate(dict(base, defer_embedding_wgrad_compute=True), 2).stage("first").terms
