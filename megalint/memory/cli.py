@@ -26,6 +26,8 @@ BAR_STYLE = {
     "optimizer_state": ("O", "magenta"),
     "workspace": ("w", "bright_black"),
     "attention_buffers": ("S", "yellow"),
+    "cuda_graph_buffers": ("C", "bright_cyan"),
+    "deferred_embedding_wgrad": ("D", "bright_red"),
     "activations": ("A", "green"),
     "embedding_and_final_norm_activations": ("E", "bright_green"),
     "logits_and_loss": ("L", "red"),

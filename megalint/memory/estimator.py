@@ -62,10 +62,11 @@ class StageEstimate:
 
 
 # Which terms each moment of a step holds besides the static ones (see `estimate`).
-STATIC_TERMS = ("params", "grads", "optimizer_state", "workspace", "attention_buffers")
+STATIC_TERMS = ("params", "grads", "optimizer_state", "workspace", "attention_buffers", "cuda_graph_buffers")
 EVENT_TERMS = {
-    "loss": ("activations", "embedding_and_final_norm_activations", "logits_and_loss"),
-    "backward": ("activations", "embedding_and_final_norm_activations", "backward_transient"),
+    "loss": ("activations", "embedding_and_final_norm_activations", "deferred_embedding_wgrad", "logits_and_loss"),
+    "backward": ("activations", "embedding_and_final_norm_activations", "deferred_embedding_wgrad",
+                 "backward_transient"),
     "optimizer_step": ("optimizer_step_transient",),
 }
 
@@ -356,7 +357,8 @@ def _layout(a: Mapping[str, Any], world: int, L: int) -> dict[str, int]:
     if world % (etp * ep * pp):
         raise InvalidConfig(f"world size {world} is not divisible by ETP*EP*PP = {etp * ep * pp}")
     edp = world // (etp * ep * pp)
-    vpp = _opt_int(a, "virtual_pipeline_model_parallel_size")
+    # --num-virtual-stages-per-pipeline-rank is the newer spelling of the chunk count
+    vpp = _opt_int(a, "virtual_pipeline_model_parallel_size") or _opt_int(a, "num_virtual_stages_per_pipeline_rank")
     per_vs = _opt_int(a, "num_layers_per_virtual_pipeline_stage")
     if vpp is None and per_vs:
         vpp = L // pp // per_vs
@@ -381,8 +383,15 @@ def _stage_layers(a: Mapping[str, Any], L: int, pp: int, vpp: int) -> list[list[
         # moves layers; without modelling those, spread the remainder over the
         # leading chunks.
         n_chunks = pp * vpp
-        base, extra = divmod(L, n_chunks)
+        # --account-for-{embedding,loss}-in-pipeline-split count the embedding and the
+        # loss as one layer each of the first and the last virtual stage
+        # (megatron/core/transformer/transformer_block.py get_num_layers_to_build)
+        emb = 1 if _truthy(a.get("account_for_embedding_in_pipeline_split")) else 0
+        loss = 1 if _truthy(a.get("account_for_loss_in_pipeline_split")) else 0
+        base, extra = divmod(L + emb + loss, n_chunks)
         sizes = [base + (1 if i < extra else 0) for i in range(n_chunks)]
+        sizes[0] = max(0, sizes[0] - emb)
+        sizes[-1] = max(0, sizes[-1] - loss)
         ranks: list[list[int]] = [[] for _ in range(pp)]
         start = 0
         for chunk in range(vpp):
@@ -538,6 +547,57 @@ def _layer_activation(sh: _Shape, kn: _Kernels, moe: bool, tp: int, cp: int, ep:
     return per_token * T + stored, probs
 
 
+# Saved tensors that --fine-grained-activation-offloading moves to host memory, per
+# --offload-modules name (megatron/core/transformer: each module offloads the inputs
+# its backward needs): the two norms their bf16 inputs, qkv_linear and attn_proj the
+# GEMM inputs, core_attn Q, K and V, expert_fc1 the permuted tokens, moe_act the
+# expert fc1 output.
+OFFLOAD_MODULES = ("attn_norm", "qkv_linear", "core_attn", "attn_proj", "mlp_norm", "expert_fc1", "moe_act")
+
+
+def _offloaded_activation(sh: _Shape, kn: _Kernels, moe: bool, tp: int, cp: int, etp: int,
+                          modules: frozenset[str]) -> float:
+    """Bytes of one layer's saved tensors (one micro-batch) that activation offloading
+    keeps off the GPU while the layer waits for its backward."""
+    if not modules:
+        return 0.0
+    h, q, k = sh.h, sh.q, sh.k
+    T = sh.s * sh.b / cp
+    tsp = kn.tsp
+    gb = 1.0 if kn.fp8 else 2.0
+    mods = kn.modules if kn.recompute == "selective" else frozenset()
+    per_token = 0.0
+    if "attn_norm" in modules:
+        per_token += 2 * h / tsp
+    if "mlp_norm" in modules:
+        per_token += 2 * h / tsp
+    if "qkv_linear" in modules and "layernorm" not in mods:
+        per_token += gb * h / tsp
+    stored_scores = 0.0
+    if sh.mla:
+        md = sh.mla_dims
+        qk = (md["qk_head_dim"] or 128) + (md["qk_pos_emb_head_dim"] or 64)
+        qkv_w, out_w = sh.a * (2 * qk + (md["v_head_dim"] or 128)), sh.a * (md["v_head_dim"] or 128)
+    elif kn.unfused:
+        qkv_w, out_w = 3 * q, q  # K/V repeated to query width
+    else:
+        qkv_w, out_w = q + 2 * k, q
+    if "core_attn" in modules and "core_attn" not in mods:
+        per_token += 2 * qkv_w / tp
+        if kn.unfused:
+            # the probabilities (with the fp32 softmax output and dropout mask when kept)
+            per_el = 2.0 + (4.0 if kn.softmax_fp32 else 0.0) + (3.0 if kn.dropout_attn else 0.0)
+            stored_scores = per_el / 2.0 * 2.0 * (sh.a / tp) * (sh.s / cp) * T
+    if "attn_proj" in modules:
+        per_token += gb * out_w / tp
+    if moe and "moe" not in mods:
+        if "expert_fc1" in modules:
+            per_token += sh.topk * gb * h / max(1, tp // etp if tsp == 1 else 1)
+        if "moe_act" in modules:
+            per_token += sh.topk * 2 * (2 if sh.gated else 1) * sh.Fe / etp / max(1, tp // etp if tsp == 1 else 1)
+    return per_token * T + stored_scores
+
+
 def _mlp_act(F: int, sh: _Shape, kn: _Kernels, gb: float, mods: frozenset[str], name: str) -> float:
     """Bytes per token saved by one MLP of intermediate width F (before TP split)."""
     fc1_in = gb * sh.h * 0  # counted with the norm output
@@ -614,11 +674,19 @@ def estimate(args: Mapping[str, Any], world_size: int, calibration: Calibration 
     eshard = max(1, lay["edp"] // lay["instances"]) if dist else 1
     if str(a.get("cuda_graph_impl") or "none") != "none" or _truthy(a.get("enable_cuda_graph")) \
             or _truthy(a.get("external_cuda_graph")):
-        assumptions.append("CUDA graphs not modelled: their static buffers and private pools add memory "
-                           "(several GiB reported), so the estimate is low")
-    if _truthy(a.get("fine_grained_activation_offloading")) or _truthy(a.get("cpu_offloading")):
-        assumptions.append("activation offloading not modelled: offloaded activations are counted on the GPU, "
+        assumptions.append("CUDA graphs: static input/output buffers of every graphed layer and micro-batch "
+                           "are counted; other private-pool overhead is not")
+    offload: frozenset[str] = frozenset()
+    if _truthy(a.get("fine_grained_activation_offloading")):
+        offload = frozenset(_words(a.get("offload_modules")) or ()) & frozenset(OFFLOAD_MODULES)
+        assumptions.append("fine-grained activation offloading: the saved tensors of "
+                           + (", ".join(sorted(offload)) or "no module")
+                           + " stay on the GPU only for the layer being computed")
+    if _truthy(a.get("cpu_offloading")):
+        assumptions.append("--cpu-offloading not modelled: offloaded activations are counted on the GPU, "
                            "so the estimate is high")
+    graphs = str(a.get("cuda_graph_impl") or "none") != "none" or _truthy(a.get("enable_cuda_graph")) \
+        or _truthy(a.get("external_cuda_graph"))
     if _truthy(a.get("use_precision_aware_optimizer")):
         assumptions.append("precision-aware optimizer modelled as the default fp32 states")
     step_tmp = 4 if str(a.get("optimizer_impl")) == "torch" else 0
@@ -639,6 +707,7 @@ def estimate(args: Mapping[str, Any], world_size: int, calibration: Calibration 
         act_layers = 0.0
         scores_max = 0.0
         layer_acts: list[float] = []
+        layer_off: list[float] = []
         for i in idx:
             moe = sh.moe_pattern[i]
             dp_, ex_ = layer_params(sh, moe, tp, ep, etp)
@@ -646,6 +715,7 @@ def estimate(args: Mapping[str, Any], world_size: int, calibration: Calibration 
             expert += ex_
             act, sc = _layer_activation(sh, kn, moe, tp, cp, ep, etp, cal)
             layer_acts.append(act)
+            layer_off.append(_offloaded_activation(sh, kn, moe, tp, cp, etp, offload))
             scores_max = max(scores_max, sc)
         first, last = r == 0, r == pp - 1
         norm_p = (1 if sh.rms else 2) * sh.h
@@ -696,13 +766,35 @@ def estimate(args: Mapping[str, Any], world_size: int, calibration: Calibration 
             per_mb = n_layers * avg
             recompute_chunk = 0.0
         held = per_mb * inflight
+        if offload and n_layers and not full:
+            # offloaded tensors leave the GPU once their layer's forward is done; the
+            # layer whose backward runs has had them reloaded
+            off_avg = sum(layer_off) / n_layers
+            held -= off_avg * max(0.0, n_layers * inflight - 1)
         terms["activations"] = int(held)
+        if graphs and n_layers:
+            # Transformer Engine's make_graphed_callables captures one forward and one
+            # backward graph per layer and micro-batch; each keeps static buffers for
+            # its hidden-state input and output (forward) and for the incoming and
+            # outgoing hidden-state gradient (backward): 4 x 2 bytes x h per token.
+            terms["cuda_graph_buffers"] = int(4 * 2 * sh.h * T / kn.tsp * n_layers * m)
+            static += terms["cuda_graph_buffers"]
         outside = 0.0
         if first:
             outside += (2 * sh.h + (sh.h if kn.dropout_h else 0)) * T / kn.tsp * inflight
         if last:
             outside += 4 * sh.h * T / kn.tsp  # final norm input and output
-        terms["embedding_and_final_norm_activations"] = int(outside)
+        if last and _truthy(a.get("defer_embedding_wgrad_compute")):
+            # --defer-embedding-wgrad-compute: the output layer keeps each micro-batch's
+            # input (bf16, T x h) and logits gradient (bf16, T x V/tp) until the weight
+            # gradient is computed, at most --wgrad-deferral-limit of them at a time
+            # (0: all micro-batches of the step; core/tensor_parallel/layers.py)
+            limit = _opt_int(a, "wgrad_deferral_limit") or 0
+            n_def = min(limit, m) if limit > 0 else m
+            deferred = n_def * (2 * sh.h * T / kn.tsp + 2 * T * sh.V / tp)
+            terms["deferred_embedding_wgrad"] = int(deferred)
+            outside += deferred
+        terms["embedding_and_final_norm_activations"] = int(outside - terms.get("deferred_embedding_wgrad", 0))
 
         # transient moments
         events: dict[str, float] = {}

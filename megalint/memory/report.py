@@ -18,6 +18,8 @@ TERM_LABELS = {
     "optimizer_state": "optimizer state",
     "workspace": "workspaces",
     "attention_buffers": "attention buffers",
+    "cuda_graph_buffers": "CUDA-graph static buffers",
+    "deferred_embedding_wgrad": "deferred output-layer wgrad inputs",
     "activations": "activations",
     "embedding_and_final_norm_activations": "embedding/final-norm activations",
     "logits_and_loss": "logits and loss",
@@ -29,7 +31,8 @@ TERM_LABELS = {
 }
 MODEL_STATE_TERMS = ("params", "grads", "optimizer_state")
 ACTIVATION_TERMS = ("activations", "embedding_and_final_norm_activations", "logits_and_loss",
-                    "backward_transient", "attention_buffers")
+                    "backward_transient", "attention_buffers", "cuda_graph_buffers",
+                    "deferred_embedding_wgrad")
 MAX_SUGGESTIONS = 5
 
 

@@ -158,3 +158,41 @@ def test_recompute_modules_as_one_string_and_unmodelled_features_are_stated():
     e = estimate(dict(LLAMA2_7B, cuda_graph_impl="transformer_engine"), 1)
     assert any("CUDA graphs" in a for a in e.assumptions)
     assert not estimate(LLAMA2_7B, 1).assumptions
+
+
+def test_fine_grained_offloading_keeps_one_layer_of_offloaded_tensors():
+    base = dict(LLAMA2_7B, pipeline_model_parallel_size=2, global_batch_size=8)
+    plain = estimate(base, 2).stage("first")
+    off = estimate(dict(base, fine_grained_activation_offloading=True, offload_modules="[attn_norm mlp_norm]"), 2)
+    st = off.stage("first")
+    # two norm inputs of 2 bytes x h per token leave the GPU for every held layer but one
+    T, h, n_held = 4096, 4096, 16 * 2  # 16 layers x 2 micro-batches in flight on the first stage
+    assert plain.terms["activations"] - st.terms["activations"] == pytest.approx(2 * 2 * h * T * (n_held - 1), rel=1e-6)
+    assert any("offloading" in a for a in off.assumptions)
+    # an unknown module name offloads nothing
+    same = estimate(dict(base, fine_grained_activation_offloading=True, offload_modules="[bogus]"), 2)
+    assert same.stage("first").terms["activations"] == plain.terms["activations"]
+
+
+def test_cuda_graph_static_buffers_per_layer_and_microbatch():
+    base = dict(LLAMA2_7B, global_batch_size=4)
+    plain = estimate(base, 1).stage("only")
+    g = estimate(dict(base, cuda_graph_impl="transformer_engine"), 1).stage("only")
+    want = 4 * 2 * 4096 * 4096 * 32 * 4  # in/out and grad in/out, h x tokens, 32 layers, 4 micro-batches
+    assert g.terms["cuda_graph_buffers"] == want
+    assert g.peak_bytes - plain.peak_bytes == want
+    assert "cuda_graph_buffers" not in plain.terms
+
+
+def test_deferred_embedding_wgrad_holds_limit_microbatches_of_logit_gradients():
+    base = dict(LLAMA2_7B, pipeline_model_parallel_size=2, global_batch_size=8)
+    plain = estimate(base, 2).stage("last")
+    T, h, V = 4096, 4096, 32000
+    per_mb = 2 * h * T + 2 * T * V
+    for limit, held in ((2, 2), (0, 8), (20, 8)):
+        d = estimate(dict(base, defer_embedding_wgrad_compute=True, wgrad_deferral_limit=limit), 2).stage("last")
+        assert d.terms["deferred_embedding_wgrad"] == held * per_mb
+        assert d.peak_bytes - plain.peak_bytes == held * per_mb
+        assert sum(d.peak_terms.values()) == d.peak_bytes
+    # only the stage with the output layer holds them
+    assert "deferred_embedding_wgrad" not in estimate(dict(base, defer_embedding_wgrad_compute=True), 2).stage("first").terms
