@@ -253,7 +253,7 @@ def test_action_annotates_summarises_writes_sarif_and_fails(installed_action, wo
     log = json.loads(sarif.read_text())
     assert log["version"] == "2.1.0"
     results = log["runs"][0]["results"]
-    assert sorted({x["ruleId"] for x in results}) == ["ML011", "ML101", "ML301"]
+    assert sorted({x["ruleId"] for x in results}) == ["ML011", "ML101", "ML301", "ML607"]
     uri = results[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
     assert uri == "scripts/train_bad.sh"
 
