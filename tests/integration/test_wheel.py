@@ -116,4 +116,4 @@ print(len(KNOWN_VERSIONS), len(extracted))
     from megalint.engine import load_rules
 
     for rule in load_rules([]):
-        assert re.search(rf"^{rule.code}\s+{re.escape(rule.name)}\s", listed, re.M), rule.code
+        assert re.search(rf"^{rule.code}\s+(\[\*\]\s+)?{re.escape(rule.name)}\s", listed, re.M), rule.code
