@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from megalint.context import ScriptLocator, build_context, plain
-from megalint.diagnostics import Diagnostic, Severity
+from megalint.diagnostics import Diagnostic
 from megalint.engine import Evaluation, RuleSet, Target, evaluate
 from megalint.hardware.profiles import Detection, GpuHint, GpuProfile, detect_gpu, find_gpu
 from megalint.launch.extract import extract_launches
@@ -387,14 +387,3 @@ def _script_target(facts: ScriptFacts, version: str) -> Target:
 
     empty = _BA(version, None, {}, [], [])  # type: ignore[arg-type]
     return Target(ctx, _ScriptOnlyLocator(dummy, empty, facts, None, facts.findings), None)
-
-
-def severity_of(code: str, name: str, default: Severity, overrides: dict[str, str]) -> Severity:
-    for key in (code, name):
-        if key in overrides:
-            return Severity(overrides[key])
-    best = None
-    for key, value in overrides.items():
-        if code.startswith(key) and (best is None or len(key) > len(best[0])):
-            best = (key, value)
-    return Severity(best[1]) if best else default

@@ -968,7 +968,7 @@ class Evaluator:
             return [st]
         if first in ("export", "declare", "local", "readonly", "typeset"):
             return [st]
-        if first in st.funcs and not self._is_wrapped_shell(words):
+        if first in st.funcs:
             return self.call_function(first, args, node, st, ctx)
         inner = self.shell_c(words)
         if inner is not None:
@@ -1026,9 +1026,6 @@ class Evaluator:
                     r.vars.pop(nm, None)
             out.append(r)
         return out
-
-    def _is_wrapped_shell(self, words):
-        return False
 
     def shell_c(self, words):
         """Find `bash -c STRING` (possibly after a wrapper such as srun): returns (index, word)."""

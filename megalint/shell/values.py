@@ -13,7 +13,7 @@ A `Word` with `splat` set stands for any number of unknown words (`"$@"` of the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from megalint.source import Span
 
@@ -117,11 +117,3 @@ class Word:
 
 def literal_word(text: str, span: Span | None) -> Word:
     return Word((Segment(text, span),))
-
-
-@dataclass
-class Provenance:
-    """Where a resolved value came from, for `megalint model` and diagnostics' labels."""
-
-    span: Span | None
-    chain: tuple[Span, ...] = field(default_factory=tuple)
