@@ -383,14 +383,7 @@ class Evaluator:
 
     def s_subshell(self, node, st, ctx):
         # Variables set in a subshell do not reach the parent; commands run there still count.
-        results = self.block(node.children, [st.fork()], ctx)
-        outs = []
-        for r in results:
-            child = st.fork()
-            child.cond = r.cond
-            child.commands = r.commands
-            outs.append(child)
-        return outs or [st]
+        return _effects_only(st, self.block(node.children, [st.fork()], ctx))
 
     def s_do_group(self, node, st, ctx):
         return self.block(node.children, [st], ctx)
@@ -458,13 +451,7 @@ class Evaluator:
             results = self.block(sub.root.children, [child], _Ctx(sub, wrappers, ctx.depth + 1))
         finally:
             self.headers_stack = saved
-        out = []
-        for r in results:
-            keep = st.fork()
-            keep.cond = r.cond
-            keep.commands = r.commands
-            out.append(keep)
-        return out or [st]
+        return _effects_only(st, results)
 
     def s_negated_command(self, node, st, ctx):
         return self.block(node.named_children, [st], ctx)
@@ -475,11 +462,7 @@ class Evaluator:
         for child in node.named_children:
             nxt = []
             for s in states:
-                for r in self.stmt(child, [s.fork()], ctx):
-                    keep = s.fork()
-                    keep.cond = r.cond
-                    keep.commands = r.commands
-                    nxt.append(keep)
+                nxt.extend(_effects_only(s, self.stmt(child, [s.fork()], ctx)))
             states = nxt or states
         return states
 
@@ -1064,14 +1047,7 @@ class Evaluator:
         rest = words[idx + 3:] if idx + 2 < len(words) else []
         child.positional = tuple(w.segments for w in rest[1:]) if all(w.splat is None for w in rest[1:]) else None
         new_wrappers = ctx.wrappers + ((wrapper,) if wrapper else ())
-        results = self.block(sub.root.children, [child], _Ctx(sub, new_wrappers, ctx.depth + 1))
-        out = []
-        for r in results:
-            keep = st.fork()
-            keep.cond = r.cond
-            keep.commands = r.commands
-            out.append(keep)
-        return out or [st]
+        return _effects_only(st, self.block(sub.root.children, [child], _Ctx(sub, new_wrappers, ctx.depth + 1)))
 
     def reparse(self, word: Word, ctx) -> ParsedScript | None:
         """Parse a command string as shell; positions map back when it is one literal run.
@@ -2353,6 +2329,18 @@ class _MappedSource:
 
 
 # ---------------------------------------------------------------------- small pure helpers
+
+def _effects_only(parent: "State", results: list) -> list:
+    """The parent's state after child shells ran: their commands and the branches they took
+    count, the variables they set do not (a subshell, a pipeline part, `bash -c`, a here-document)."""
+    out = []
+    for r in results:
+        keep = parent.fork()
+        keep.cond = r.cond
+        keep.commands = r.commands
+        out.append(keep)
+    return out or [parent]
+
 def _eff_start(node, data: bytes) -> int:
     """tree-sitter-bash lets an expansion that follows another inside "…" start with the blank
     between them (`"$A $B"`): the blank is literal text, not part of `$B`."""
