@@ -307,6 +307,8 @@ class Evaluator:
         return live
 
     def limit(self, states: list[State], node: Node, ctx: _Ctx) -> list[State]:
+        if len(states) > 1:
+            states = _collapse(states)
         if len(states) <= MAX_STATES:
             return states
         live = [s for s in states if not s.stopped]
@@ -2329,6 +2331,30 @@ class _MappedSource:
 
 
 # ---------------------------------------------------------------------- small pure helpers
+
+def _same_path(a: "State", b: "State") -> bool:
+    return (a.stopped == b.stopped and a.in_loop == b.in_loop and a.positional is b.positional
+            and getattr(a, "_break", False) == getattr(b, "_break", False)
+            and getattr(a, "_return", False) == getattr(b, "_return", False)
+            and a.vars == b.vars and a.commands == b.commands and a.funcs == b.funcs)
+
+
+def _collapse(states: list) -> list:
+    """Paths that ended up alike (same variables, same commands run) are one path: the
+    test that split them changed nothing that is tracked."""
+    out: list = []
+    for s in states:
+        for o in out:
+            if _same_path(o, s):
+                if o.cond != s.cond:
+                    o.cond = tuple(c for c in o.cond if c in s.cond)
+                if o.taken != s.taken:
+                    o.taken = {k: v for k, v in o.taken.items() if s.taken.get(k) == v}
+                break
+        else:
+            out.append(s)
+    return out
+
 
 def _effects_only(parent: "State", results: list) -> list:
     """The parent's state after child shells ran: their commands and the branches they took
