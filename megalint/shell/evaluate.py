@@ -64,7 +64,7 @@ _LITERAL_WORDS = frozenset({"word", "number", "raw_string"})
 _HEREDOC_SHELLS = frozenset({"sbatch", "bash", "sh", "srun", "salloc"})
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Var:
     scalar: Scalar | None = None  # a scalar's segments
     array: dict | None = None  # key -> Scalar, for arrays

@@ -17,8 +17,10 @@ from dataclasses import dataclass
 
 from megalint.source import Span
 
+# Never changed once made (see Span for why these are not `frozen`).
 
-@dataclass(frozen=True)
+
+@dataclass(slots=True, unsafe_hash=True)
 class Unknown:
     reason: str
     span: Span | None = None
@@ -27,7 +29,7 @@ class Unknown:
         return self.reason
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Segment:
     text: str | None
     site: Span | None
@@ -43,7 +45,7 @@ class Segment:
         return Segment(None, site, origin, Unknown(reason, site))
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Word:
     segments: tuple[Segment, ...]
     splat: Unknown | None = None
