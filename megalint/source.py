@@ -44,12 +44,15 @@ class SourceFile:
         self.path = path
         self.text = text
         self.data = text.encode("utf-8")
-        self._line_starts = [0]
-        for i, ch in enumerate(text):
-            if ch == "\n":
-                self._line_starts.append(i + 1)
+        starts = [0]
+        find = text.find
+        i = find("\n")
+        while i >= 0:
+            starts.append(i + 1)
+            i = find("\n", i + 1)
+        self._line_starts = starts
         self._ascii = len(self.data) == len(text)
-        self._byte_to_char: list[int] | None = None
+        self._byte_line_starts: list[int] | None = None
 
     @property
     def lines(self) -> list[str]:
@@ -58,15 +61,22 @@ class SourceFile:
     def char_offset(self, byte_offset: int) -> int:
         if self._ascii:
             return byte_offset
-        if self._byte_to_char is None:
-            table = []
-            for i, ch in enumerate(self.text):
-                table.extend([i] * len(ch.encode("utf-8")))
-            table.append(len(self.text))
-            self._byte_to_char = table
-        if byte_offset >= len(self._byte_to_char):
+        data = self.data
+        if byte_offset >= len(data):
             return len(self.text)
-        return self._byte_to_char[byte_offset]
+        starts = self._byte_line_starts
+        if starts is None:
+            starts = [0]
+            find = data.find
+            i = find(b"\n")
+            while i >= 0:
+                starts.append(i + 1)
+                i = find(b"\n", i + 1)
+            self._byte_line_starts = starts
+        # Lines are found by bytes; only the part of one line before the offset is decoded.
+        line = bisect.bisect_right(starts, byte_offset) - 1
+        begin = starts[line]
+        return self._line_starts[line] + len(data[begin:byte_offset].decode("utf-8", "ignore"))
 
     def position(self, char_offset: int) -> tuple[int, int]:
         line = bisect.bisect_right(self._line_starts, char_offset) - 1

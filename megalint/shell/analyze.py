@@ -12,10 +12,10 @@ from megalint.shell.parse import ParsedScript, find_nodes, parse_file, parse_tex
 
 
 def analyze_parsed(ps: ParsedScript, root_dir: str | None = None, assume: dict | None = None,
-                   follow_outside_root: bool = False) -> ScriptFacts:
+                   follow_outside_root: bool = False, skip_unread: bool = True) -> ScriptFacts:
     headers = read_headers(ps.source)
     ev = Evaluator(root_dir=root_dir or os.path.dirname(os.path.abspath(ps.source.path)),
-                   assume=assume, follow_outside_root=follow_outside_root,
+                   assume=assume, follow_outside_root=follow_outside_root, skip_unread=skip_unread,
                    header_env={k: v for k, v in implied_environment(headers).items() if k not in (assume or {})})
     states = ev.run(ps)
     findings = find_hazards(ps) + ev.findings

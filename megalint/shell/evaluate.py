@@ -19,6 +19,7 @@ import tree_sitter
 from megalint.shell import arith
 from megalint.shell.facts import CommandRecord, PathFacts, ScriptFacts, ShellFinding, VariableFact
 from megalint.shell.parse import InputError, ParsedScript, find_matches, find_nodes, parse_file, parse_padded, parse_text
+from megalint.shell.relevance import skippable
 from megalint.shell.values import Segment, Unknown, Word
 from megalint.source import Span
 
@@ -130,7 +131,9 @@ class _Ctx:
 
 class Evaluator:
     def __init__(self, root_dir: str | None = None, assume: dict[str, str] | None = None,
-                 follow_outside_root: bool = False, header_env: dict | None = None):
+                 follow_outside_root: bool = False, header_env: dict | None = None,
+                 skip_unread: bool = True):
+        self.skip_unread = skip_unread  # pass over statements no launch depends on (relevance.py)
         self.root_dir = os.path.abspath(root_dir) if root_dir else None
         self.assume = dict(assume or {})
         self.follow_outside_root = follow_outside_root
@@ -148,6 +151,7 @@ class Evaluator:
         self.unknown_tokens: dict[str, Unknown] = {}
         self.headers_stack: tuple = ()  # `#SBATCH` lines of an `sbatch <<EOF` script being read
         self._finding_keys: set = set()
+        self.merged = False  # paths were joined (values they disagreed on became unknown)
         self.exhausted = False  # the step budget is spent: later statements are skipped
         self._nest = 0
         self._pdepth = 0
@@ -177,7 +181,12 @@ class Evaluator:
             st.vars[name] = Var(scalar=(Segment(text, span),), exported=True, site=span)
         for name, text in self.assume.items():
             st.vars[name] = Var(scalar=(Segment(str(text), None, assumed=None),), exported=True)
-        return self.block(ps.root.children, [st], _Ctx(ps))
+        nodes = ps.root.children
+        if self.skip_unread:
+            skip = skippable(ps)
+            if skip:
+                nodes = [n for n in nodes if (n.start_byte, n.end_byte) not in skip]
+        return self.block(nodes, [st], _Ctx(ps))
 
     # ------------------------------------------------------------------ memoisation
     def _get(self, st: State, name: str):
@@ -314,6 +323,7 @@ class Evaluator:
         live = [s for s in states if not s.stopped]
         stopped = [s for s in states if s.stopped]
         span = ctx.ps.span(node)
+        self.merged = True
         # Join the two neighbouring paths that differ in the fewest variables (usually the
         # last, least consequential fork) until few enough remain: what they disagree on
         # becomes unknown, everything else stays known.

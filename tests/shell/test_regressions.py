@@ -5,9 +5,25 @@ from __future__ import annotations
 import pytest
 
 from megalint.shell import arith
-from megalint.shell.analyze import analyze_text
+from megalint.shell.analyze import analyze_text as _analyze_text
 from megalint.shell.parse import InputError
-from tests.shell.robust import run_bytes, run_text
+from tests.shell.robust import run_bytes as _run_bytes
+from tests.shell.robust import run_text as _run_text
+
+# These inputs test the evaluator's own limits on the statements themselves, so every statement
+# is evaluated, including those no launch reads (tests/shell/test_relevance.py covers skipping).
+
+
+def analyze_text(*a, **kw):
+    return _analyze_text(*a, skip_unread=False, **kw)
+
+
+def run_text(*a, **kw):
+    return _run_text(*a, skip_unread=False, **kw)
+
+
+def run_bytes(*a, **kw):
+    return _run_bytes(*a, skip_unread=False, **kw)
 
 
 def _var(facts, name):

@@ -1,0 +1,121 @@
+"""Which top-level statements of a script cannot change what a launch sees.
+
+Most lines of a launch script are bookkeeping: `echo`, `mkdir -p`, a run name built from
+`$(date)`, a loop that prints, a token count nobody reads. Evaluating them costs most of the
+time and, when they sit under an undecided `if`, doubles the paths for nothing. A top-level
+statement is skipped when both hold:
+
+1. **It has no effect but assignments.** Every command in it is one whose only effects the
+   evaluator ignores anyway (`echo`, `mkdir`, `date`, tests, …; see SAFE_COMMANDS); it
+   declares, exports, unsets and defines nothing; it cannot stop the script (`exit`,
+   `${X:?}`); no expansion assigns (`${X:=1}`, `$((i++))`); and it holds nothing the
+   evaluator reports on (a division in `$(( ))`, a `\\` followed by blanks, a parse error).
+2. **Nothing evaluated reads what it assigns.** "Reads" is over-approximated lexically: every
+   identifier in the text of the statements that are evaluated counts, so `let "a=b+1"`,
+   `[[ $x -gt LIMIT ]]`, `${A[i]}`, heredoc bodies and single-quoted `bash -c` strings are all
+   covered without modelling each. The skipped set is the greatest fixpoint: start from every
+   candidate, put back each one that assigns a name some evaluated statement mentions, repeat.
+
+Code that reads variables by a name not written in this file turns condition 2 off (only
+statements that assign nothing are skipped): `source`/`.` (the sourced file is elsewhere),
+`eval`, indirection `${!name}`, namerefs (`declare -n`), `set -a` (everything is exported).
+Commands recorded, their arguments and environment are the same with and without skipping;
+tests/shell/test_relevance.py checks that on every fixture and on generated scripts.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+
+from megalint.shell.parse import ParsedScript, find_nodes
+
+# Commands the evaluator neither records nor follows (evaluate._INERT ∩ _NOT_LAUNCH, plus the
+# path helpers and tests): running them changes nothing it tracks.
+SAFE_COMMANDS = frozenset(
+    "echo mkdir rm cp mv ls cat sleep touch chmod ln tee sed awk grep head tail sort uniq wc tr cut "
+    "hostname date true false : wait [ test cd pwd dirname basename realpath readlink".split()
+)
+
+_CANDIDATES = frozenset({
+    "variable_assignment", "variable_assignments", "command", "if_statement", "for_statement",
+    "while_statement", "case_statement", "list", "pipeline", "redirected_statement", "subshell",
+    "negated_command", "test_command", "compound_statement",
+})
+
+_QUERY = """
+(command name: (command_name) @name)
+(declaration_command) @unsafe
+(unset_command) @unsafe
+(function_definition name: (word) @function) @unsafe
+(c_style_for_statement) @unsafe
+(ERROR) @unsafe
+(compound_statement) @compound
+(arithmetic_expansion) @arith
+(expansion) @expansion
+(variable_assignment name: (_) @assigned)
+(for_statement variable: (_) @assigned)
+"""
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# `source f`, `. f`, `eval`, `${!x}`, `declare -n`/`local -n`, `set -a`/`set -o allexport`
+_DYNAMIC = re.compile(
+    r"(?:^|[\s;&|(`])(?:source|eval|\.)\s|\$\{!|(?:declare|local|typeset)\s+-\w*n|set\s+(?:-\w*a|-o\s+allexport)",
+    re.M)
+_ARITH_UNSAFE = re.compile(r"(?<![=!<>])=(?!=)|\+\+|--|[/%#]|\*\*")
+_EXPANSION_UNSAFE = re.compile(r"^\$\{[^}]*?(?::?[=?])")
+_STRAY_BACKSLASH = re.compile(rb"\\[ \t]+\n")
+
+
+def skippable(ps: ParsedScript) -> frozenset:
+    """(start_byte, end_byte) of the top-level statements the evaluator may pass over."""
+    root = ps.root
+    statements = [n for n in root.named_children if n.type != "comment"]
+    if not any(n.type in _CANDIDATES for n in statements):
+        return frozenset()
+    found = find_nodes(root, _QUERY)
+    functions = {ps.text(n) for n in found.get("function", ())}
+    unsafe: list[int] = []
+    for n in found.get("name", ()):
+        name = ps.text(n)
+        if name not in SAFE_COMMANDS or name in functions:
+            unsafe.append(n.start_byte)
+    unsafe.extend(n.start_byte for n in found.get("unsafe", ()))
+    unsafe.extend(n.start_byte for n in found.get("compound", ()) if ps.text(n).startswith("(("))
+    unsafe.extend(n.start_byte for n in found.get("arith", ()) if _ARITH_UNSAFE.search(ps.text(n)))
+    unsafe.extend(n.start_byte for n in found.get("expansion", ()) if _EXPANSION_UNSAFE.search(ps.text(n)))
+    unsafe.extend(m.start() for m in _STRAY_BACKSLASH.finditer(ps.parse_text))
+    unsafe.sort()
+    assigned = sorted((n.start_byte, ps.text(n).split("[", 1)[0]) for n in found.get("assigned", ()))
+    assigned_at = [a[0] for a in assigned]
+
+    # candidate statement -> the names it assigns
+    candidates: dict = {}
+    kept: list = []
+    for n in statements:
+        a, b = n.start_byte, n.end_byte
+        i = bisect.bisect_left(unsafe, a)
+        if n.type not in _CANDIDATES or (i < len(unsafe) and unsafe[i] < b):
+            kept.append(n)
+            continue
+        lo, hi = bisect.bisect_left(assigned_at, a), bisect.bisect_left(assigned_at, b)
+        candidates[(a, b)] = (n, {assigned[k][1] for k in range(lo, hi)})
+    if not candidates:
+        return frozenset()
+    if _DYNAMIC.search(ps.source.text):
+        # Names may be read that no text here spells: keep every statement that assigns.
+        return frozenset(key for key, (_n, names) in candidates.items() if not names)
+
+    read: set = set()
+    for n in kept:
+        read.update(_IDENT.findall(ps.text(n)))
+    skipped = dict(candidates)
+    changed = True
+    while changed:
+        changed = False
+        for key, (n, names) in list(skipped.items()):
+            if names & read:
+                del skipped[key]
+                read.update(_IDENT.findall(ps.text(n)))
+                changed = True
+    return frozenset(skipped)

@@ -1,0 +1,124 @@
+"""Skipping statements no launch depends on (megalint/shell/relevance.py) changes nothing a
+launch sees: the same commands, arguments, environment and findings as evaluating every line.
+
+Compared on every fixture, on generated launch scripts (the speed benchmark's generator) and on
+mutated fixtures (hypothesis). Where the full evaluation had to join paths (too many), the two
+may differ in precision, so those inputs are left out of the comparison.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import pathlib
+import sys
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from megalint.shell.analyze import analyze_parsed
+from megalint.shell.evaluate import Evaluator
+from megalint.shell.parse import InputError, parse_text
+from megalint.shell.relevance import skippable
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+FIXTURES = sorted(p for p in (ROOT / "fixtures").rglob("*.sh"))
+
+
+def _word(w):
+    return (w.text, w.span, tuple((s.text, s.site, s.origin, s.via, s.assumed,
+                                   s.unknown.reason if s.unknown else None) for s in w.segments),
+            w.splat.reason if w.splat else None)
+
+
+def _seen(facts):
+    commands = set()
+    for p in facts.paths:
+        for c in p.commands:
+            commands.add((tuple(_word(w) for w in c.words), c.span, c.wrappers and repr(c.wrappers),
+                          tuple(sorted((k, _word(v)) for k, v in c.env.items())),
+                          tuple(sorted((k, _word(v)) for k, v in c.assigns.items())), c.in_loop))
+    findings = {(f.kind, f.span, f.message) for f in facts.findings}
+    return commands, findings
+
+
+def _both(path: str, text: str):
+    """(skipping, full) observations, or None when the full evaluation joined paths."""
+    merged = []
+    real_run = Evaluator.run
+
+    def run(self, ps):
+        out = real_run(self, ps)
+        merged.append(self.merged or self.exhausted)
+        return out
+
+    try:
+        ps = parse_text(path, text)
+    except InputError:
+        return None
+    Evaluator.run = run
+    try:
+        full = analyze_parsed(ps, skip_unread=False)
+        if any(merged):
+            return None
+        sliced = analyze_parsed(parse_text(path, text), skip_unread=True)
+    finally:
+        Evaluator.run = real_run
+    return _seen(sliced), _seen(full)
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_fixtures_see_the_same_launches(path):
+    got = _both(str(path), path.read_text(encoding="utf-8", errors="replace"))
+    if got is not None:
+        assert got[0] == got[1]
+
+
+def _generator():
+    spec = importlib.util.spec_from_file_location("parse_bench", ROOT / "bench" / "parse_bench.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("parse_bench", mod)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_generated_scripts_see_the_same_launches(tmp_path):
+    gen = _generator()
+    compared = skipped_any = 0
+    for seed in range(120):
+        g = gen.generate(seed)
+        d = tmp_path / f"s{seed}"
+        d.mkdir()
+        for name, text in g.extra_files.items():
+            (d / name).write_text(text)
+        path = d / g.name
+        path.write_text(g.text)
+        got = _both(str(path), g.text)
+        if got is None:
+            continue
+        compared += 1
+        assert got[0] == got[1], f"seed {seed}"
+        skipped_any += bool(skippable(parse_text(str(path), g.text)))
+    # The comparison must have run on most scripts, and skipping must have happened in many.
+    assert compared >= 100 and skipped_any >= 50, (compared, skipped_any)
+
+
+SNIPPETS = [
+    "TP=2\n", "PP=4\n", "export NCCL_IB_TIMEOUT=22\n", "NAME=run-$TP\n", "echo $NAME\n",
+    "[[ -d $OUT ]] || mkdir -p $OUT\n", "if [ -n \"$W\" ]; then LOG=--log; fi\n", "for i in a b; do echo $i; done\n",
+    "LOG=${LOG:-x}\n", "OUT=/ckpt/$NAME\n", "let \"PP=TP+1\"\n", "[[ $TP -gt PP ]] && TP=1\n",
+    "ARGS=\"--tensor-model-parallel-size $TP --pipeline-model-parallel-size $PP $LOG\"\n",
+    "X=$((TP * 2))\n", "Y=$((TP / 0))\n", "unset LOG\n", "f() { echo $OUT; TP=8; }\n", "f\n", "exit 0\n",
+    "TP=${TP:=3}\n", "bash -c 'echo $NAME'\n", "A=(--x $TP)\n", "A+=(--y)\n", "case $TP in 2) PP=1;; esac\n",
+    "cat > cfg <<EOF\n$TP\nEOF\n", "CMD=\"torchrun pretrain_gpt.py $ARGS\"\n",
+    "torchrun --nproc-per-node 8 pretrain_gpt.py $ARGS ${A[@]}\n", "eval $CMD\n", "H=`hostname`\n",
+]
+
+
+@settings(max_examples=200, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(SNIPPETS), min_size=1, max_size=25))
+def test_snippet_mixes_see_the_same_launches(lines):
+    got = _both(os.path.join("/nonexistent", "mix.sh"), "".join(lines))
+    if got is not None:
+        assert got[0] == got[1]
