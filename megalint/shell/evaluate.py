@@ -19,7 +19,7 @@ import tree_sitter
 from megalint.shell import arith
 from megalint.shell.facts import CommandRecord, PathFacts, ScriptFacts, ShellFinding, VariableFact
 from megalint.shell.parse import InputError, ParsedScript, find_matches, find_nodes, parse_file, parse_padded, parse_text
-from megalint.shell.relevance import skippable
+from megalint.shell.relevance import DYNAMIC, IDENT, NOTHING, skippable
 from megalint.shell.values import Segment, Unknown, Word
 from megalint.source import Span
 
@@ -129,11 +129,20 @@ class _Ctx:
     depth: int = 0
 
 
+class NeedsReads(Exception):
+    def __init__(self, names: frozenset | None):
+        super().__init__("restart")
+        self.names = names
+
+
 class Evaluator:
     def __init__(self, root_dir: str | None = None, assume: dict[str, str] | None = None,
                  follow_outside_root: bool = False, header_env: dict | None = None,
                  skip_unread: bool = True):
+        self._init_args = dict(root_dir=root_dir, assume=assume, follow_outside_root=follow_outside_root,
+                               header_env=header_env, skip_unread=skip_unread)
         self.skip_unread = skip_unread  # pass over statements no launch depends on (relevance.py)
+        self.skip = NOTHING
         self.root_dir = os.path.abspath(root_dir) if root_dir else None
         self.assume = dict(assume or {})
         self.follow_outside_root = follow_outside_root
@@ -172,6 +181,17 @@ class Evaluator:
 
     # ------------------------------------------------------------------ entry points
     def run(self, ps: ParsedScript) -> list[State]:
+        also_read: frozenset | None = frozenset()
+        while True:
+            try:
+                return self._run(ps, also_read)
+            except NeedsReads as exc:
+                # Text met at run time reads what a skipped statement assigns: start again
+                # with those names read. Each round reads more, so this ends.
+                also_read = None if exc.names is None or also_read is None else also_read | exc.names
+                self.__init__(**self._init_args)
+
+    def _run(self, ps: ParsedScript, also_read) -> list[State]:
         self.script_path = ps.source.path
         self.script_dir = os.path.dirname(os.path.abspath(ps.source.path))
         self.sources[ps.source.path] = ps.source
@@ -183,10 +203,22 @@ class Evaluator:
             st.vars[name] = Var(scalar=(Segment(str(text), None, assumed=None),), exported=True)
         nodes = ps.root.children
         if self.skip_unread:
-            skip = skippable(ps)
-            if skip:
-                nodes = [n for n in nodes if (n.start_byte, n.end_byte) not in skip]
+            self.skip = skippable(ps, also_read)
+            if self.skip.statements:
+                nodes = [n for n in nodes if (n.start_byte, n.end_byte) not in self.skip.statements]
         return self.block(nodes, [st], _Ctx(ps))
+
+    def check_reads(self, text: str) -> None:
+        """Text met while running (a sourced file, an `eval` string) that reads a variable a
+        skipped statement assigns means the skipping was wrong: start again (see run)."""
+        names = self.skip.names
+        if not names:
+            return
+        if DYNAMIC.search(text):
+            raise NeedsReads(None)
+        hit = names.intersection(IDENT.findall(text))
+        if hit:
+            raise NeedsReads(frozenset(hit))
 
     # ------------------------------------------------------------------ memoisation
     def _get(self, st: State, name: str):
@@ -1072,6 +1104,7 @@ class Evaluator:
         for segs, ps in seen:
             if segs == word.segments:
                 return ps
+        self.check_reads(word.partial_text)
         ps = self._reparse(word, ctx)
         seen.append((word.segments, ps))
         return ps
@@ -1174,6 +1207,8 @@ class Evaluator:
             except (OSError, InputError, ValueError) as exc:
                 sub = str(exc)
             self._parsed_files[real] = sub
+            if not isinstance(sub, str):
+                self.check_reads(sub.source.text)
         if isinstance(sub, str):
             self.notes.append(f"{span}: cannot read sourced file {target}: {sub}")
             self.mark_source_unknown(st, span, f"{target}, sourced at {span}, could not be read")

@@ -16,9 +16,11 @@ statement is skipped when both hold:
    covered without modelling each. The skipped set is the greatest fixpoint: start from every
    candidate, put back each one that assigns a name some evaluated statement mentions, repeat.
 
-Code that reads variables by a name not written in this file turns condition 2 off (only
-statements that assign nothing are skipped): `source`/`.` (the sourced file is elsewhere),
-`eval`, indirection `${!name}`, namerefs (`declare -n`), `set -a` (everything is exported).
+Text the evaluator only meets while it runs (a sourced file, the string of an `eval` or
+`bash -c`, a here-document script) is checked then: when it names a variable a skipped statement
+assigns, the evaluation starts again with those names read (evaluate.NeedsReads). Code that reads
+variables by a name no text spells turns condition 2 off, so only statements that assign nothing
+are skipped: indirection `${!name}`, namerefs (`declare -n`), `set -a` (everything is exported).
 Commands recorded, their arguments and environment are the same with and without skipping;
 tests/shell/test_relevance.py checks that on every fixture and on generated scripts.
 """
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from typing import NamedTuple
 
 from megalint.shell.parse import ParsedScript, find_nodes
 
@@ -57,22 +60,29 @@ _QUERY = """
 (for_statement variable: (_) @assigned)
 """
 
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-# `source f`, `. f`, `eval`, `${!x}`, `declare -n`/`local -n`, `set -a`/`set -o allexport`
-_DYNAMIC = re.compile(
-    r"(?:^|[\s;&|(`])(?:source|eval|\.)\s|\$\{!|(?:declare|local|typeset)\s+-\w*n|set\s+(?:-\w*a|-o\s+allexport)",
-    re.M)
+# `${!x}`, `declare -n`/`local -n`, `set -a`/`set -o allexport`
+DYNAMIC = re.compile(r"\$\{!|(?:declare|local|typeset)\s+-\w*n|set\s+(?:-\w*a|-o\s+allexport)")
+IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ARITH_UNSAFE = re.compile(r"(?<![=!<>])=(?!=)|\+\+|--|[/%#]|\*\*")
 _EXPANSION_UNSAFE = re.compile(r"^\$\{[^}]*?(?::?[=?])")
 _STRAY_BACKSLASH = re.compile(rb"\\[ \t]+\n")
 
 
-def skippable(ps: ParsedScript) -> frozenset:
-    """(start_byte, end_byte) of the top-level statements the evaluator may pass over."""
+class Skip(NamedTuple):
+    statements: frozenset  # (start_byte, end_byte) of the top-level statements to pass over
+    names: frozenset  # the variables those statements assign
+
+
+NOTHING = Skip(frozenset(), frozenset())
+
+
+def skippable(ps: ParsedScript, also_read: frozenset | None = frozenset()) -> Skip:
+    """The top-level statements the evaluator may pass over. `also_read`: names read by text
+    met at run time; None when that text reads names no text spells (keep every assignment)."""
     root = ps.root
     statements = [n for n in root.named_children if n.type != "comment"]
     if not any(n.type in _CANDIDATES for n in statements):
-        return frozenset()
+        return NOTHING
     found = find_nodes(root, _QUERY)
     functions = {ps.text(n) for n in found.get("function", ())}
     unsafe: list[int] = []
@@ -101,14 +111,14 @@ def skippable(ps: ParsedScript) -> frozenset:
         lo, hi = bisect.bisect_left(assigned_at, a), bisect.bisect_left(assigned_at, b)
         candidates[(a, b)] = (n, {assigned[k][1] for k in range(lo, hi)})
     if not candidates:
-        return frozenset()
-    if _DYNAMIC.search(ps.source.text):
+        return NOTHING
+    if also_read is None or DYNAMIC.search(ps.source.text):
         # Names may be read that no text here spells: keep every statement that assigns.
-        return frozenset(key for key, (_n, names) in candidates.items() if not names)
+        return Skip(frozenset(key for key, (_n, names) in candidates.items() if not names), frozenset())
 
-    read: set = set()
+    read: set = set(also_read)
     for n in kept:
-        read.update(_IDENT.findall(ps.text(n)))
+        read.update(IDENT.findall(ps.text(n)))
     skipped = dict(candidates)
     changed = True
     while changed:
@@ -116,6 +126,9 @@ def skippable(ps: ParsedScript) -> frozenset:
         for key, (n, names) in list(skipped.items()):
             if names & read:
                 del skipped[key]
-                read.update(_IDENT.findall(ps.text(n)))
+                read.update(IDENT.findall(ps.text(n)))
                 changed = True
-    return frozenset(skipped)
+    names: set = set()
+    for _n, assigned_here in skipped.values():
+        names |= assigned_here
+    return Skip(frozenset(skipped), frozenset(names))

@@ -99,7 +99,7 @@ def test_generated_scripts_see_the_same_launches(tmp_path):
             continue
         compared += 1
         assert got[0] == got[1], f"seed {seed}"
-        skipped_any += bool(skippable(parse_text(str(path), g.text)))
+        skipped_any += bool(skippable(parse_text(str(path), g.text)).statements)
     # The comparison must have run on most scripts, and skipping must have happened in many.
     assert compared >= 100 and skipped_any >= 50, (compared, skipped_any)
 
@@ -122,3 +122,37 @@ def test_snippet_mixes_see_the_same_launches(lines):
     got = _both(os.path.join("/nonexistent", "mix.sh"), "".join(lines))
     if got is not None:
         assert got[0] == got[1]
+
+
+def _launch_values(facts, flag):
+    out = set()
+    for p in facts.paths:
+        for c in p.commands:
+            texts = [w.text for w in c.words]
+            if flag in texts:
+                out.add(texts[texts.index(flag) + 1])
+    return out
+
+
+def test_a_sourced_file_that_reads_a_skipped_variable_restarts_with_it_read(tmp_path):
+    (tmp_path / "cfg.sh").write_text('ARGS="--hidden-size $HIDDEN"\n')
+    main = tmp_path / "train.sh"
+    main.write_text("HIDDEN=4096\nsource ./cfg.sh\ntorchrun pretrain_gpt.py $ARGS\n")
+    ps = parse_text(str(main), main.read_text())
+    assert skippable(ps).names == {"HIDDEN"}  # nothing in train.sh itself reads it
+    assert _launch_values(analyze_parsed(ps), "--hidden-size") == {"4096"}
+
+
+def test_an_eval_string_that_builds_a_variable_name_restarts_with_it_read():
+    text = ('P=TP\nTP_SIZE=8\n'
+            'eval "ARGS=\\"--tensor-model-parallel-size \\$${P}_SIZE\\""\n'
+            "torchrun pretrain_gpt.py $ARGS\n")
+    ps = parse_text("/nonexistent/t.sh", text)
+    assert "TP_SIZE" in skippable(ps).names
+    assert _launch_values(analyze_parsed(ps), "--tensor-model-parallel-size") == {"8"}
+
+
+def test_indirection_keeps_every_assignment():
+    text = "V=8\nN=V\necho hi\ntorchrun pretrain_gpt.py --num-layers ${!N}\n"
+    skip = skippable(parse_text("/nonexistent/t.sh", text))
+    assert skip.names == set() and len(skip.statements) == 1  # only `echo hi`
