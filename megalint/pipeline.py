@@ -22,6 +22,7 @@ from megalint.launch.model import Launch
 from megalint.megatron.bind import BoundArgs, ProblemKind, bind
 from megalint.megatron.catalogue import Catalogue
 from megalint.megatron.derived import derive
+from megalint.megatron.supplied import supplied_args
 from megalint.megatron.versions import VersionError, parse_version, resolve
 from megalint.shell.analyze import analyze_parsed
 from megalint.shell.facts import ScriptFacts
@@ -268,6 +269,8 @@ def lint_facts(facts: ScriptFacts, settings: Settings) -> FileResult:
     for launch in launches:
         bound = bind(launch.argv, catalogue)
         bound.problems = _entry_problems(launch, bound.problems)
+        bound = supplied_args(bound, version, stock_entry(launch) is not None,
+                              launch.entry.text if launch.entry is not None else None)
         world = launch.world_size.value
         derived = derive(bound, world if world is not None else launch.world_size.unknown, version)
         memory, memory_unknown = (_memory(bound, world, derived, profile, launch.nproc_per_node.value)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 
 import tree_sitter
 
-from megalint.shell import arith
+from megalint.shell import arith, equality
 from megalint.shell.facts import CommandRecord, PathFacts, ScriptFacts, ShellFinding, VariableFact
 from megalint.shell.parse import InputError, ParsedScript, find_matches, find_nodes, parse_file, parse_padded, parse_text
 from megalint.shell.relevance import DYNAMIC, IDENT, NOTHING, skippable
@@ -565,11 +565,17 @@ class Evaluator:
         got = st.taken.get(key)
         if got is not None:
             return got[0], None
-        return None, (key, tuple(rec.values()))
+        cmp = equality.comparison(text)  # `= 70B` earlier decides `!= 70B` here
+        got = equality.recall(st.taken, cmp, key[1]) if cmp is not None else None
+        if got is not None:
+            return got, None
+        return None, (key, tuple(rec.values()), cmp)
 
     def remember(self, st, key, verdict: bool) -> None:
         if key is not None:
             st.taken[key[0]] = (verdict, key[1])
+            if key[2] is not None:
+                equality.learn(st.taken, key[2], key[0][1], verdict, key[1])
 
     def is_test(self, node) -> bool:
         if node.type == "test_command":
