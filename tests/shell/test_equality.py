@@ -38,8 +38,8 @@ def test_a_quoted_or_double_bracket_false_outcome_tells_the_value_differs():
 def test_an_unquoted_false_test_leaves_the_negation_open():
     # `[ $M = big ]` also fails when M is empty (a syntax error); `[ $M != big ]` fails then too.
     _, launches = load_text(
-        'if [ $M = big ]; then A=1; fi\n'
-        'if [ $M != big ]; then torchrun pretrain_gpt.py --bf16; else torchrun pretrain_gpt.py --fp16; fi\n')
+        'if [ $M = big ]; then A=--fp8-format; fi\n'
+        'if [ $M != big ]; then torchrun pretrain_gpt.py --bf16 $A; else torchrun pretrain_gpt.py --fp16 $A; fi\n')
     bf16 = [l for l in launches if has_flag(l, "--bf16")]
     assert len(bf16) == 1 and bf16[0].condition == ("`[ $M = big ]` false", "`[ $M != big ]` true")
 
