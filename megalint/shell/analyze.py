@@ -8,7 +8,7 @@ from megalint.shell.evaluate import Evaluator, facts_from_states
 from megalint.shell.facts import ScriptFacts
 from megalint.shell.hazards import find_hazards
 from megalint.shell.headers import implied_environment, read_headers
-from megalint.shell.parse import ParsedScript, find_nodes, parse_file, parse_text
+from megalint.shell.parse import ParsedScript, parse_file, parse_text
 
 
 def analyze_parsed(ps: ParsedScript, root_dir: str | None = None, assume: dict | None = None,
@@ -36,6 +36,6 @@ def analyze_file(path: str, data: bytes | None = None, **kw) -> ScriptFacts:
 
 
 def _comments(ps: ParsedScript):
-    out = [(ps.text(n), ps.span(n)) for n in find_nodes(ps.root, "(comment) @c").get("c", [])]
+    out = [(ps.text(n), ps.span(n)) for n in ps.syntax("comment")]
     out.sort(key=lambda c: c[1].start)
     return out

@@ -2702,8 +2702,12 @@ def _assigned_names(node, ps, acc: set):
 
 
 def _first_assignments(ps, table: dict):
-    for caps in find_matches(ps.root, "(variable_assignment name: (_) @name) @at (for_statement variable: (_) @name) @at"):
-        n, nm = caps["at"][0], caps["name"][0]
+    # An assignment starts where its name does; a loop's variable is its first named child.
+    names = {nm.start_byte: nm for nm in ps.syntax("assigned")}
+    found = [(n, names[n.start_byte]) for n in ps.syntax("assignment") if n.start_byte in names]
+    key = lambda n: n.start_byte  # noqa: E731
+    found += list(zip(sorted(ps.syntax("for"), key=key), sorted(ps.syntax("for_variable"), key=key)))
+    for n, nm in found:
         if nm.type == "subscript":
             nm = nm.child_by_field_name("name") or nm
         name = ps.text(nm)

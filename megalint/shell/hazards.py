@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from megalint.shell.facts import ShellFinding
-from megalint.shell.parse import ParsedScript, find_nodes
+from megalint.shell.parse import ParsedScript
 
 _SKIP_CONTEXT = {"comment", "string", "raw_string", "heredoc_body", "heredoc_content", "string_content", "ansi_c_string"}
 MAX_PARSE_ERRORS = 1  # later errors are mostly the same one, seen again by error recovery
@@ -89,7 +89,7 @@ def _parse_errors(ps: ParsedScript) -> list[ShellFinding]:
 
 def _shift_mismatch(ps: ParsedScript) -> list[ShellFinding]:
     out = []
-    for node in find_nodes(ps.root, "(case_statement) @k").get("k", []):
+    for node in ps.syntax("case"):
         subject = node.child_by_field_name("value")
         if subject is None or ps.text(subject).strip('"') not in ("$1", "${1}"):
             continue

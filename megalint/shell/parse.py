@@ -40,6 +40,7 @@ class ParsedScript:
     parse_text: bytes = b""  # what tree-sitter parsed (offsets equal the file's)
     # Expansions of literal words do not depend on the state: the evaluator keeps them here.
     cache: dict = field(default_factory=dict)
+    _syntax: dict | None = None
 
     @property
     def root(self) -> tree_sitter.Node:
@@ -51,8 +52,33 @@ class ParsedScript:
     def text(self, node: tree_sitter.Node) -> str:
         return self.parse_text[node.start_byte:node.end_byte].decode("utf-8", "replace")
 
+    def syntax(self, name: str) -> list:
+        """The nodes of one kind in the whole file (see SYNTAX_QUERY), in file order. One query
+        finds every kind at once: each walk of the tree costs about as much as the next."""
+        if self._syntax is None:
+            self._syntax = find_nodes(self.root, SYNTAX_QUERY)
+        return self._syntax.get(name, [])
+
 
 _QUERIES: dict = {}
+
+# What the passes over the whole file look for (relevance.py, hazards.py, analyze.py, the
+# evaluator's first-assignment table).
+SYNTAX_QUERY = """
+(comment) @comment
+(case_statement) @case
+(command name: (command_name) @command_name)
+(declaration_command) @unsafe
+(unset_command) @unsafe
+(function_definition name: (word) @function) @unsafe
+(c_style_for_statement) @unsafe
+(ERROR) @unsafe
+(compound_statement) @compound
+(arithmetic_expansion) @arith
+(expansion) @expansion
+(variable_assignment name: (_) @assigned) @assignment
+(for_statement variable: (_) @for_variable) @for
+"""
 
 
 def find_nodes(node: tree_sitter.Node, query: str) -> dict:

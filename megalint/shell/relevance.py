@@ -31,7 +31,7 @@ import bisect
 import re
 from typing import NamedTuple
 
-from megalint.shell.parse import ParsedScript, find_nodes
+from megalint.shell.parse import ParsedScript
 
 # Commands the evaluator neither records nor follows (evaluate._INERT ∩ _NOT_LAUNCH, plus the
 # path helpers and tests): running them changes nothing it tracks.
@@ -46,19 +46,6 @@ _CANDIDATES = frozenset({
     "negated_command", "test_command", "compound_statement",
 })
 
-_QUERY = """
-(command name: (command_name) @name)
-(declaration_command) @unsafe
-(unset_command) @unsafe
-(function_definition name: (word) @function) @unsafe
-(c_style_for_statement) @unsafe
-(ERROR) @unsafe
-(compound_statement) @compound
-(arithmetic_expansion) @arith
-(expansion) @expansion
-(variable_assignment name: (_) @assigned)
-(for_statement variable: (_) @assigned)
-"""
 
 # `${!x}`, `declare -n`/`local -n`, `set -a`/`set -o allexport`
 DYNAMIC = re.compile(r"\$\{!|(?:declare|local|typeset)\s+-\w*n|set\s+(?:-\w*a|-o\s+allexport)")
@@ -83,20 +70,20 @@ def skippable(ps: ParsedScript, also_read: frozenset | None = frozenset()) -> Sk
     statements = [n for n in root.named_children if n.type != "comment"]
     if not any(n.type in _CANDIDATES for n in statements):
         return NOTHING
-    found = find_nodes(root, _QUERY)
-    functions = {ps.text(n) for n in found.get("function", ())}
+    functions = {ps.text(n) for n in ps.syntax("function")}
     unsafe: list[int] = []
-    for n in found.get("name", ()):
+    for n in ps.syntax("command_name"):
         name = ps.text(n)
         if name not in SAFE_COMMANDS or name in functions:
             unsafe.append(n.start_byte)
-    unsafe.extend(n.start_byte for n in found.get("unsafe", ()))
-    unsafe.extend(n.start_byte for n in found.get("compound", ()) if ps.text(n).startswith("(("))
-    unsafe.extend(n.start_byte for n in found.get("arith", ()) if _ARITH_UNSAFE.search(ps.text(n)))
-    unsafe.extend(n.start_byte for n in found.get("expansion", ()) if _EXPANSION_UNSAFE.search(ps.text(n)))
+    unsafe.extend(n.start_byte for n in ps.syntax("unsafe"))
+    unsafe.extend(n.start_byte for n in ps.syntax("compound") if ps.text(n).startswith("(("))
+    unsafe.extend(n.start_byte for n in ps.syntax("arith") if _ARITH_UNSAFE.search(ps.text(n)))
+    unsafe.extend(n.start_byte for n in ps.syntax("expansion") if _EXPANSION_UNSAFE.search(ps.text(n)))
     unsafe.extend(m.start() for m in _STRAY_BACKSLASH.finditer(ps.parse_text))
     unsafe.sort()
-    assigned = sorted((n.start_byte, ps.text(n).split("[", 1)[0]) for n in found.get("assigned", ()))
+    assigned = sorted((n.start_byte, ps.text(n).split("[", 1)[0])
+                      for n in ps.syntax("assigned") + ps.syntax("for_variable"))
     assigned_at = [a[0] for a in assigned]
 
     # candidate statement -> the names it assigns
