@@ -42,10 +42,16 @@ def _context(ps: ParsedScript, byte: int) -> str | None:
     return None
 
 
+_BACKSLASH_BLANKS = re.compile(r"\\[ \t]+$", re.M)
+_UNESCAPED_BACKSLASH_BLANKS = re.compile(r"(?<!\\)((?:\\\\)*)(\\)([ \t]+)$", re.M)
+
+
 def _trailing_blanks(ps: ParsedScript) -> list[ShellFinding]:
     out = []
     text = ps.source.text
-    for m in re.finditer(r"(?<!\\)((?:\\\\)*)(\\)([ \t]+)$", text, re.M):
+    if not _BACKSLASH_BLANKS.search(text):
+        return out  # the full pattern tries every position: only run it where it can match
+    for m in _UNESCAPED_BACKSLASH_BLANKS.finditer(text):
         start = m.start(2)
         byte = len(text[:start].encode("utf-8"))
         ctx = _context(ps, byte)

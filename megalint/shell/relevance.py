@@ -39,6 +39,7 @@ SAFE_COMMANDS = frozenset(
     "echo mkdir rm cp mv ls cat sleep touch chmod ln tee sed awk grep head tail sort uniq wc tr cut "
     "hostname date true false : wait [ test cd pwd dirname basename realpath readlink".split()
 )
+_SAFE = frozenset(c.encode() for c in SAFE_COMMANDS)
 
 _CANDIDATES = frozenset({
     "variable_assignment", "variable_assignments", "command", "if_statement", "for_statement",
@@ -50,8 +51,14 @@ _CANDIDATES = frozenset({
 # `${!x}`, `declare -n`/`local -n`, `set -a`/`set -o allexport`
 DYNAMIC = re.compile(r"\$\{!|(?:declare|local|typeset)\s+-\w*n|set\s+(?:-\w*a|-o\s+allexport)")
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_ARITH_UNSAFE = re.compile(r"(?<![=!<>])=(?!=)|\+\+|--|[/%#]|\*\*")
-_EXPANSION_UNSAFE = re.compile(r"^\$\{[^}]*?(?::?[=?])")
+_DYNAMIC_B = re.compile(DYNAMIC.pattern.encode())
+_IDENT_B = re.compile(IDENT.pattern.encode())
+# In `$(( ))`: an assignment, `++`/`--`, a base (`16#ff`), `**` (a negative exponent fails), or a
+# division that is not by a non-zero number written out (division by 0 is reported).
+_ARITH_UNSAFE = re.compile(rb"(?<![=!<>])=(?!=)|\+\+|--|#|\*\*|[/%](?!\s*[1-9][0-9]*(?![0-9A-Za-z_.\[]))")
+# `${X:=v}`, `${X=v}` assign; `${X:?msg}`, `${X?}` stop the script. Read over the whole text: a
+# match inside quotes or a comment only keeps a statement that could have been skipped.
+_EXPANSION_UNSAFE = re.compile(rb"\$\{[^}]*?:?[=?]")
 _STRAY_BACKSLASH = re.compile(rb"\\[ \t]+\n")
 
 
@@ -70,19 +77,20 @@ def skippable(ps: ParsedScript, also_read: frozenset | None = frozenset()) -> Sk
     statements = [n for n in root.named_children if n.type != "comment"]
     if not any(n.type in _CANDIDATES for n in statements):
         return NOTHING
-    functions = {ps.text(n) for n in ps.syntax("function")}
+    data = ps.parse_text
+    functions = {n.text for n in ps.syntax("function")}
     unsafe: list[int] = []
     for n in ps.syntax("command_name"):
-        name = ps.text(n)
-        if name not in SAFE_COMMANDS or name in functions:
+        name = n.text
+        if name not in _SAFE or name in functions:
             unsafe.append(n.start_byte)
     unsafe.extend(n.start_byte for n in ps.syntax("unsafe"))
-    unsafe.extend(n.start_byte for n in ps.syntax("compound") if ps.text(n).startswith("(("))
-    unsafe.extend(n.start_byte for n in ps.syntax("arith") if _ARITH_UNSAFE.search(ps.text(n)))
-    unsafe.extend(n.start_byte for n in ps.syntax("expansion") if _EXPANSION_UNSAFE.search(ps.text(n)))
-    unsafe.extend(m.start() for m in _STRAY_BACKSLASH.finditer(ps.parse_text))
+    unsafe.extend(n.start_byte for n in ps.syntax("compound") if n.text.startswith(b"(("))
+    unsafe.extend(n.start_byte for n in ps.syntax("arith") if _ARITH_UNSAFE.search(n.text))
+    unsafe.extend(m.start() for m in _EXPANSION_UNSAFE.finditer(data))
+    unsafe.extend(m.start() for m in _STRAY_BACKSLASH.finditer(data))
     unsafe.sort()
-    assigned = sorted((n.start_byte, ps.text(n).split("[", 1)[0])
+    assigned = sorted((n.start_byte, n.text.split(b"[", 1)[0])
                       for n in ps.syntax("assigned") + ps.syntax("for_variable"))
     assigned_at = [a[0] for a in assigned]
 
@@ -93,29 +101,29 @@ def skippable(ps: ParsedScript, also_read: frozenset | None = frozenset()) -> Sk
         a, b = n.start_byte, n.end_byte
         i = bisect.bisect_left(unsafe, a)
         if n.type not in _CANDIDATES or (i < len(unsafe) and unsafe[i] < b):
-            kept.append(n)
+            kept.append((a, b))
             continue
         lo, hi = bisect.bisect_left(assigned_at, a), bisect.bisect_left(assigned_at, b)
-        candidates[(a, b)] = (n, {assigned[k][1] for k in range(lo, hi)})
+        candidates[(a, b)] = {assigned[k][1] for k in range(lo, hi)}
     if not candidates:
         return NOTHING
-    if also_read is None or DYNAMIC.search(ps.source.text):
+    if also_read is None or _DYNAMIC_B.search(data):
         # Names may be read that no text here spells: keep every statement that assigns.
-        return Skip(frozenset(key for key, (_n, names) in candidates.items() if not names), frozenset())
+        return Skip(frozenset(key for key, names in candidates.items() if not names), frozenset())
 
-    read: set = set(also_read)
-    for n in kept:
-        read.update(IDENT.findall(ps.text(n)))
+    read: set = {name.encode() for name in also_read}
+    for a, b in kept:
+        read.update(_IDENT_B.findall(data, a, b))
     skipped = dict(candidates)
     changed = True
     while changed:
         changed = False
-        for key, (n, names) in list(skipped.items()):
+        for key, names in list(skipped.items()):
             if names & read:
                 del skipped[key]
-                read.update(IDENT.findall(ps.text(n)))
+                read.update(_IDENT_B.findall(data, key[0], key[1]))
                 changed = True
     names: set = set()
-    for _n, assigned_here in skipped.values():
+    for assigned_here in skipped.values():
         names |= assigned_here
-    return Skip(frozenset(skipped), frozenset(names))
+    return Skip(frozenset(skipped), frozenset(n.decode("utf-8", "replace") for n in names))
