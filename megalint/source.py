@@ -53,6 +53,7 @@ class SourceFile:
         self._line_starts = starts
         self._ascii = len(self.data) == len(text)
         self._byte_line_starts: list[int] | None = None
+        self._line_ascii: list = []
 
     @property
     def lines(self) -> list[str]:
@@ -73,9 +74,18 @@ class SourceFile:
                 starts.append(i + 1)
                 i = find(b"\n", i + 1)
             self._byte_line_starts = starts
-        # Lines are found by bytes; only the part of one line before the offset is decoded.
+            # per line: True when it is ASCII (bytes are characters), found on first use
+            self._line_ascii = [None] * len(starts)
+        # Lines are found by bytes; within an ASCII line a byte is a character, in any other
+        # only the part of the line before the offset is decoded.
         line = bisect.bisect_right(starts, byte_offset) - 1
         begin = starts[line]
+        ascii_line = self._line_ascii[line]
+        if ascii_line is None:
+            end = starts[line + 1] if line + 1 < len(starts) else len(data)
+            ascii_line = self._line_ascii[line] = data[begin:end].isascii()
+        if ascii_line:
+            return self._line_starts[line] + byte_offset - begin
         return self._line_starts[line] + len(data[begin:byte_offset].decode("utf-8", "ignore"))
 
     def position(self, char_offset: int) -> tuple[int, int]:
@@ -84,11 +94,14 @@ class SourceFile:
 
     def span(self, start: int, end: int) -> Span:
         """A span from character offsets."""
-        sl, sc = self.position(start)
-        el, ec = self.position(end)
-        return Span(self.path, sl, sc, el, ec, start, end)
+        starts = self._line_starts
+        sl = bisect.bisect_right(starts, start) - 1
+        el = bisect.bisect_right(starts, end, sl) - 1 if end >= start else bisect.bisect_right(starts, end) - 1
+        return Span(self.path, sl + 1, start - starts[sl] + 1, el + 1, end - starts[el] + 1, start, end)
 
     def span_bytes(self, start_byte: int, end_byte: int) -> Span:
+        if self._ascii:
+            return self.span(start_byte, end_byte)
         return self.span(self.char_offset(start_byte), self.char_offset(end_byte))
 
     def line_text(self, line: int) -> str:

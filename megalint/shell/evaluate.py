@@ -58,6 +58,7 @@ _INERT = frozenset(
     "echo printf mkdir rm cp mv ls cat sleep touch chmod ln tee sed awk grep head tail sort uniq wc tr "
     "cut hostname date true false : wait nvidia-smi pip mkdir find xargs".split()
 )
+_NOT_PLAIN = re.compile(rb"[^A-Za-z0-9_.,:/+@%=-]")  # a word outside this set may need expanding
 _ASSIGNING = re.compile(r"\$\(\(|\(\(|\$\[|\$\{[^}]*=|\\|`|\$\(")
 _MACHINE_TEST = re.compile(r"(?<![\w-])-(?:[a-hkprstuwxvGLNOS]|nt|ot|ef)(?![\w-])")
 _DECLS = frozenset({"export", "declare", "typeset", "local", "readonly"})
@@ -1277,6 +1278,18 @@ class Evaluator:
         return name, (st.vars.get(name) if name is not None else None)
 
     def _assign(self, node, st, ctx) -> str | None:
+        if node.child_count == 3 and not isinstance(ctx.ps.source, _MappedSource):
+            name_node, eq, value_node = node.children
+            if eq.type == "=" and name_node.type == "variable_name" and value_node.type in ("word", "number"):
+                raw = value_node.text
+                if not _NOT_PLAIN.search(raw):
+                    # `NAME=text` with nothing to expand: the value is the text where it is written.
+                    name = name_node.text.decode()
+                    old = self._get(st, name)
+                    if old is None or old.array is None:
+                        st.vars[name] = Var(scalar=(Segment(raw.decode(), ctx.ps.span(value_node)),),
+                                            exported=bool(old and old.exported), site=ctx.ps.span(node))
+                        return name
         name_node = node.child_by_field_name("name")
         value_node = node.child_by_field_name("value")
         if name_node is None:

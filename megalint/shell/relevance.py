@@ -51,7 +51,15 @@ _CANDIDATES = frozenset({
 # `${!x}`, `declare -n`/`local -n`, `set -a`/`set -o allexport`
 DYNAMIC = re.compile(r"\$\{!|(?:declare|local|typeset)\s+-\w*n|set\s+(?:-\w*a|-o\s+allexport)")
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_DYNAMIC_B = re.compile(DYNAMIC.pattern.encode())
+# The same tests on bytes, one literal-led pattern each: an alternation is tried at every position.
+_NAMEREF = tuple((kw, re.compile(kw + rb"[ \t]+-[A-Za-z]*n")) for kw in (b"declare", b"local", b"typeset"))
+_ALLEXPORT = re.compile(rb"set[ \t]+(?:-[A-Za-z]*a|-o[ \t]+allexport)")
+
+
+def _dynamic(data: bytes) -> bool:
+    if b"${!" in data or (b"set" in data and _ALLEXPORT.search(data)):
+        return True
+    return any(kw in data and pattern.search(data) for kw, pattern in _NAMEREF)
 _IDENT_B = re.compile(IDENT.pattern.encode())
 # In `$(( ))`: an assignment, `++`/`--`, a base (`16#ff`), `**` (a negative exponent fails), or a
 # division that is not by a non-zero number written out (division by 0 is reported).
@@ -68,6 +76,7 @@ class Skip(NamedTuple):
 
 
 NOTHING = Skip(frozenset(), frozenset())
+_NONE: frozenset = frozenset()
 
 
 def skippable(ps: ParsedScript, also_read: frozenset | None = frozenset()) -> Skip:
@@ -94,36 +103,47 @@ def skippable(ps: ParsedScript, also_read: frozenset | None = frozenset()) -> Sk
                       for n in ps.syntax("assigned") + ps.syntax("for_variable"))
     assigned_at = [a[0] for a in assigned]
 
-    # candidate statement -> the names it assigns
+    # candidate statement -> the names it assigns; one sweep, the three lists are in file order
     candidates: dict = {}
     kept: list = []
+    ui = ai = 0
+    n_unsafe, n_assigned = len(unsafe), len(assigned_at)
     for n in statements:
         a, b = n.start_byte, n.end_byte
-        i = bisect.bisect_left(unsafe, a)
-        if n.type not in _CANDIDATES or (i < len(unsafe) and unsafe[i] < b):
+        while ui < n_unsafe and unsafe[ui] < a:
+            ui += 1
+        while ai < n_assigned and assigned_at[ai] < a:
+            ai += 1
+        if (ui < n_unsafe and unsafe[ui] < b) or n.type not in _CANDIDATES:
             kept.append((a, b))
             continue
-        lo, hi = bisect.bisect_left(assigned_at, a), bisect.bisect_left(assigned_at, b)
-        candidates[(a, b)] = {assigned[k][1] for k in range(lo, hi)}
+        if ai < n_assigned and assigned_at[ai] < b:
+            lo = ai
+            while ai < n_assigned and assigned_at[ai] < b:
+                ai += 1
+            candidates[(a, b)] = {assigned[k][1] for k in range(lo, ai)}
+        else:
+            candidates[(a, b)] = _NONE
     if not candidates:
         return NOTHING
-    if also_read is None or _DYNAMIC_B.search(data):
+    if also_read is None or _dynamic(data):
         # Names may be read that no text here spells: keep every statement that assigns.
         return Skip(frozenset(key for key, names in candidates.items() if not names), frozenset())
 
     read: set = {name.encode() for name in also_read}
     for a, b in kept:
         read.update(_IDENT_B.findall(data, a, b))
-    skipped = dict(candidates)
+    pending = {key: names for key, names in candidates.items() if names}
     changed = True
     while changed:
         changed = False
-        for key, names in list(skipped.items()):
+        for key, names in list(pending.items()):
             if names & read:
-                del skipped[key]
+                del pending[key]
                 read.update(_IDENT_B.findall(data, key[0], key[1]))
                 changed = True
+    kept_keys = candidates.keys() - pending.keys() - {key for key, names in candidates.items() if not names}
     names: set = set()
-    for assigned_here in skipped.values():
+    for assigned_here in pending.values():
         names |= assigned_here
-    return Skip(frozenset(skipped), frozenset(n.decode("utf-8", "replace") for n in names))
+    return Skip(frozenset(candidates.keys() - kept_keys), frozenset(n.decode("utf-8", "replace") for n in names))
