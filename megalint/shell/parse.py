@@ -22,7 +22,10 @@ _LANGUAGE = tree_sitter.Language(tree_sitter_bash.language())
 
 # `<Specify path>` right after `=`, `/`, `:` or a blank, starting with a letter, on one line.
 # `<<EOF`, `< file`, `<(cmd)` and `<&3` do not match.
-_PLACEHOLDER = re.compile(r"(?<=[=/:\s])<[A-Za-z_][^<>\n]*>")
+# Led by its literal `<` (a look-behind first would be tried at every position); the
+# character before it is checked by hand.
+_PLACEHOLDER_B = re.compile(rb"<[A-Za-z_][^<>\n]*>")
+_PLACEHOLDER_AFTER = frozenset(bytes([c]) for c in b"=/: \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f")
 _NOT_PLACEHOLDER_CONTEXT = {"string", "raw_string", "heredoc_body", "heredoc_content", "comment",
                             "ansi_c_string", "string_content"}
 
@@ -177,13 +180,11 @@ def _trailing_continuation(source: SourceFile) -> Span | None:
 
 
 def _find_placeholders(tree: tree_sitter.Tree, data: bytes) -> list[tuple[int, int]]:
-    text = data.decode("utf-8", "replace")
-    if text.encode("utf-8") != data:  # pragma: no cover - decode() already guaranteed UTF-8
-        return []
     found = []
-    for m in _PLACEHOLDER.finditer(text):
-        start = len(text[: m.start()].encode("utf-8"))
-        end = start + len(m.group(0).encode("utf-8"))
+    for m in _PLACEHOLDER_B.finditer(data):
+        start, end = m.span()
+        if start == 0 or data[start - 1:start] not in _PLACEHOLDER_AFTER:
+            continue
         node = tree.root_node.descendant_for_byte_range(start, start + 1)
         inside = False
         while node is not None:
