@@ -1267,10 +1267,32 @@ class Evaluator:
 
     # ------------------------------------------------------------------ assignments
     def assign(self, node, st, ctx) -> str | None:
+        plain = self._plain_assignment(node, st, ctx)
+        if plain is not None:
+            return plain
         name, var = self._memo(ctx.ps, ("a", node.start_byte, node.end_byte), st,
                                lambda: self._assign_result(node, st, ctx))
         if name is not None and var is not None:
             st.vars[name] = var
+        return name
+
+    def _plain_assignment(self, node, st, ctx) -> str | None:
+        """`NAME=text` with nothing to expand: the value is the text where it is written.
+        Returns the name, or None when the general path must take it."""
+        if node.child_count != 3 or isinstance(ctx.ps.source, _MappedSource):
+            return None
+        name_node, eq, value_node = node.children
+        if eq.type != "=" or name_node.type != "variable_name" or value_node.type not in ("word", "number"):
+            return None
+        raw = value_node.text
+        if _NOT_PLAIN.search(raw):
+            return None
+        name = name_node.text.decode()
+        old = self._get(st, name)
+        if old is not None and old.array is not None:
+            return None
+        st.vars[name] = Var(scalar=(Segment(raw.decode(), ctx.ps.span(value_node)),),
+                            exported=bool(old and old.exported), site=ctx.ps.span(node))
         return name
 
     def _assign_result(self, node, st, ctx):
@@ -1278,18 +1300,6 @@ class Evaluator:
         return name, (st.vars.get(name) if name is not None else None)
 
     def _assign(self, node, st, ctx) -> str | None:
-        if node.child_count == 3 and not isinstance(ctx.ps.source, _MappedSource):
-            name_node, eq, value_node = node.children
-            if eq.type == "=" and name_node.type == "variable_name" and value_node.type in ("word", "number"):
-                raw = value_node.text
-                if not _NOT_PLAIN.search(raw):
-                    # `NAME=text` with nothing to expand: the value is the text where it is written.
-                    name = name_node.text.decode()
-                    old = self._get(st, name)
-                    if old is None or old.array is None:
-                        st.vars[name] = Var(scalar=(Segment(raw.decode(), ctx.ps.span(value_node)),),
-                                            exported=bool(old and old.exported), site=ctx.ps.span(node))
-                        return name
         name_node = node.child_by_field_name("name")
         value_node = node.child_by_field_name("value")
         if name_node is None:
@@ -2716,18 +2726,26 @@ def _assigned_names(node, ps, acc: set):
 
 def _first_assignments(ps, table: dict):
     # An assignment starts where its name does; a loop's variable is its first named child.
-    names = {nm.start_byte: nm for nm in ps.syntax("assigned")}
-    found = [(n, names[n.start_byte]) for n in ps.syntax("assignment") if n.start_byte in names]
-    key = lambda n: n.start_byte  # noqa: E731
-    found += list(zip(sorted(ps.syntax("for"), key=key), sorted(ps.syntax("for_variable"), key=key)))
-    for n, nm in found:
-        if nm.type == "subscript":
-            nm = nm.child_by_field_name("name") or nm
-        name = ps.text(nm)
-        # `X=${X:-1}` reads X before setting it; a for loop sets its variable from the start
-        off = ps.source.char_offset(n.end_byte if n.type == "variable_assignment" else n.start_byte)
+    data = ps.parse_text
+    names = {}
+    for nm in ps.syntax("assigned"):
+        a = nm.start_byte
+        names[a] = data[a:nm.end_byte].split(b"[", 1)[0]
+    ends = [(n.start_byte, n.end_byte) for n in ps.syntax("assignment")]
+    loops = sorted((n.start_byte, v.start_byte, v.end_byte)
+                   for n, v in zip(sorted(ps.syntax("for"), key=_start), sorted(ps.syntax("for_variable"), key=_start)))
+    found = [(names[a], b) for a, b in ends if a in names]  # `X=${X:-1}` reads X before setting it
+    found += [(data[va:vb], a) for a, va, vb in loops]  # a loop sets its variable from the start
+    char = ps.source.char_offset
+    for raw, at in found:
+        name = raw.decode("utf-8", "replace")
+        off = char(at)
         if name not in table or off < table[name]:
             table[name] = off
+
+
+def _start(node) -> int:
+    return node.start_byte
 
 
 def _local_names(body, ps, acc: set):
