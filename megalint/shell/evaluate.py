@@ -18,7 +18,7 @@ import tree_sitter
 
 from megalint.shell import arith, equality
 from megalint.shell.facts import CommandRecord, PathFacts, ScriptFacts, ShellFinding, VariableFact
-from megalint.shell.parse import InputError, ParsedScript, find_matches, find_nodes, parse_file, parse_padded, parse_text
+from megalint.shell.parse import InputError, ParsedScript, find_nodes, parse_file, parse_padded, parse_text
 from megalint.shell.relevance import DYNAMIC, IDENT, NOTHING, skippable
 from megalint.shell.values import Segment, Unknown, Word
 from megalint.source import Span

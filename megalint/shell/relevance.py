@@ -27,7 +27,6 @@ tests/shell/test_relevance.py checks that on every fixture and on generated scri
 
 from __future__ import annotations
 
-import bisect
 import re
 from typing import NamedTuple
 
@@ -51,15 +50,9 @@ _CANDIDATES = frozenset({
 # `${!x}`, `declare -n`/`local -n`, `set -a`/`set -o allexport`
 DYNAMIC = re.compile(r"\$\{!|(?:declare|local|typeset)\s+-\w*n|set\s+(?:-\w*a|-o\s+allexport)")
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-# The same tests on bytes, one literal-led pattern each: an alternation is tried at every position.
-_NAMEREF = tuple((kw, re.compile(kw + rb"[ \t]+-[A-Za-z]*n")) for kw in (b"declare", b"local", b"typeset"))
-_ALLEXPORT = re.compile(rb"set[ \t]+(?:-[A-Za-z]*a|-o[ \t]+allexport)")
-
-
-def _dynamic(data: bytes) -> bool:
-    if b"${!" in data or (b"set" in data and _ALLEXPORT.search(data)):
-        return True
-    return any(kw in data and pattern.search(data) for kw, pattern in _NAMEREF)
+# DYNAMIC on bytes, one literal-led pattern each: an alternation is tried at every position.
+_NAMEREF = tuple((kw, re.compile(kw + rb"\s+-\w*n")) for kw in (b"declare", b"local", b"typeset"))
+_ALLEXPORT = re.compile(rb"set\s+(?:-\w*a|-o\s+allexport)")
 _IDENT_B = re.compile(IDENT.pattern.encode())
 # In `$(( ))`: an assignment, `++`/`--`, a base (`16#ff`), `**` (a negative exponent fails), or a
 # division that is not by a non-zero number written out (division by 0 is reported).
@@ -68,6 +61,12 @@ _ARITH_UNSAFE = re.compile(rb"(?<![=!<>])=(?!=)|\+\+|--|#|\*\*|[/%](?!\s*[1-9][0
 # match inside quotes or a comment only keeps a statement that could have been skipped.
 _EXPANSION_UNSAFE = re.compile(rb"\$\{[^}]*?:?[=?]")
 _STRAY_BACKSLASH = re.compile(rb"\\[ \t]+\n")
+
+
+def _dynamic(data: bytes) -> bool:
+    if b"${!" in data or (b"set" in data and _ALLEXPORT.search(data)):
+        return True
+    return any(kw in data and pattern.search(data) for kw, pattern in _NAMEREF)
 
 
 class Skip(NamedTuple):

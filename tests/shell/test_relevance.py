@@ -156,3 +156,12 @@ def test_indirection_keeps_every_assignment():
     text = "V=8\nN=V\necho hi\ntorchrun pretrain_gpt.py --num-layers ${!N}\n"
     skip = skippable(parse_text("/nonexistent/t.sh", text))
     assert skip.names == set() and len(skip.statements) == 1  # only `echo hi`
+
+
+@pytest.mark.parametrize("text", ["echo ${!x}", "declare -n r=x", "local -rn y", "typeset -n z", "set -a",
+                                  "set -o allexport", "set -euo pipefail", "local x=1", "declare -A m",
+                                  "dataset offset", "declare  -n\tq"])
+def test_the_byte_scan_for_indirection_agrees_with_its_pattern(text):
+    from megalint.shell.relevance import DYNAMIC, _dynamic
+
+    assert _dynamic(text.encode()) == bool(DYNAMIC.search(text))
