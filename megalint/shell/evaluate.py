@@ -19,7 +19,7 @@ import tree_sitter
 from megalint.shell import arith, equality
 from megalint.shell.facts import CommandRecord, PathFacts, ScriptFacts, ShellFinding, VariableFact
 from megalint.shell.parse import InputError, ParsedScript, find_nodes, parse_file, parse_padded, parse_text
-from megalint.shell.relevance import DYNAMIC, IDENT, NOTHING, skippable
+from megalint.shell.relevance import NOTHING, names_read, skippable
 from megalint.shell.values import Segment, Unknown, Word
 from megalint.source import Span
 
@@ -215,11 +215,12 @@ class Evaluator:
         names = self.skip.names
         if not names:
             return
-        if DYNAMIC.search(text):
+        read = names_read(text)
+        if read is None:
             raise NeedsReads(None)
-        hit = names.intersection(IDENT.findall(text))
+        hit = names & read
         if hit:
-            raise NeedsReads(frozenset(hit))
+            raise NeedsReads(hit)
 
     # ------------------------------------------------------------------ memoisation
     def _get(self, st: State, name: str):
@@ -2242,10 +2243,8 @@ class Evaluator:
             s = p[1]
             if s.text is None:
                 raise arith.ArithUnknown(s.unknown.reason if s.unknown else "unknown value")
-            if origins is not None and s.site is not None and s.site.path != ctx.ps.source.path or (s.origin and origins is not None):
+            if origins is not None:
                 origins.extend(s.origin)
-            if origins is not None and s.origin:
-                pass
             if assumed is not None and s.assumed:
                 assumed.append(s.assumed)
             out.append(s.text)
@@ -2725,17 +2724,13 @@ def _assigned_names(node, ps, acc: set):
 
 
 def _first_assignments(ps, table: dict):
-    # An assignment starts where its name does; a loop's variable is its first named child.
-    data = ps.parse_text
-    names = {}
-    for nm in ps.syntax("assigned"):
-        a = nm.start_byte
-        names[a] = data[a:nm.end_byte].split(b"[", 1)[0]
-    ends = [(n.start_byte, n.end_byte) for n in ps.syntax("assignment")]
-    loops = sorted((n.start_byte, v.start_byte, v.end_byte)
-                   for n, v in zip(sorted(ps.syntax("for"), key=_start), sorted(ps.syntax("for_variable"), key=_start)))
-    found = [(names[a], b) for a, b in ends if a in names]  # `X=${X:-1}` reads X before setting it
-    found += [(data[va:vb], a) for a, va, vb in loops]  # a loop sets its variable from the start
+    names = ps.assigned_names()
+    # `X=${X:-1}` reads X before setting it: an assignment counts from its end (it starts where
+    # its name does); a loop sets its variable from the loop's start.
+    found = [(names[n.start_byte], n.end_byte) for n in ps.syntax("assignment") if n.start_byte in names]
+    loops = sorted(ps.syntax("for"), key=_start)
+    variables = sorted(ps.syntax("for_variable"), key=_start)
+    found += [(names[v.start_byte], n.start_byte) for n, v in zip(loops, variables)]
     char = ps.source.char_offset
     for raw, at in found:
         name = raw.decode("utf-8", "replace")

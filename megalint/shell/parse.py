@@ -44,6 +44,7 @@ class ParsedScript:
     # Expansions of literal words do not depend on the state: the evaluator keeps them here.
     cache: dict = field(default_factory=dict)
     _syntax: dict | None = None
+    _assigned: dict | None = None
 
     @property
     def root(self) -> tree_sitter.Node:
@@ -61,6 +62,15 @@ class ParsedScript:
         if self._syntax is None:
             self._syntax = find_nodes(self.root, SYNTAX_QUERY)
         return self._syntax.get(name, [])
+
+    def assigned_names(self) -> dict:
+        """start byte -> the name (bytes, without a subscript) of every variable an assignment
+        or a `for` loop sets."""
+        if self._assigned is None:
+            data = self.parse_text
+            self._assigned = {n.start_byte: data[n.start_byte:n.end_byte].split(b"[", 1)[0]
+                              for n in self.syntax("assigned") + self.syntax("for_variable")}
+        return self._assigned
 
 
 _QUERIES: dict = {}
@@ -134,37 +144,31 @@ def parse_text(path: str, text: str) -> ParsedScript:
     ends_cont = _trailing_continuation(source)
     if ends_cont is not None:
         data = data + b"\n\n"
-    tree = _PARSER.parse(data)
-    placeholders: list[Span] = []
-    if "<" in text:
-        found = _find_placeholders(tree, data)
-        if found:
-            buf = bytearray(data)
-            for start, end in found:
-                inner = bytes(buf[start + 1:end - 1]).replace(b"'", b"_")
-                buf[start:end] = b"'" + inner + b"'"
-                placeholders.append(source.span_bytes(start, end))
-            data = bytes(buf)
-            tree = _PARSER.parse(data)
+    tree, placeholders, data = _parse_placeholders(source, data)
     return ParsedScript(source, tree, placeholders, ends_cont, data)
 
 
 def parse_padded(source: SourceFile, data: bytes) -> ParsedScript:
     """Parse `data`, whose byte offsets are those of `source` (a command string re-read in
     place, everything around it blanked): nodes keep their real lines and columns."""
+    tree, placeholders, data = _parse_placeholders(source, data)
+    return ParsedScript(source, tree, placeholders, None, data)
+
+
+def _parse_placeholders(source: SourceFile, data: bytes) -> tuple[tree_sitter.Tree, list[Span], bytes]:
+    """Parse; where unfilled placeholders stand, quote each (same length) and parse again."""
     tree = _PARSER.parse(data)
     placeholders: list[Span] = []
-    if b"<" in data:
-        found = _find_placeholders(tree, data)
-        if found:
-            buf = bytearray(data)
-            for start, end in found:
-                inner = bytes(buf[start + 1:end - 1]).replace(b"'", b"_")
-                buf[start:end] = b"'" + inner + b"'"
-                placeholders.append(source.span_bytes(start, end))
-            data = bytes(buf)
-            tree = _PARSER.parse(data)
-    return ParsedScript(source, tree, placeholders, None, data)
+    found = _find_placeholders(tree, data) if b"<" in data else None
+    if found:
+        buf = bytearray(data)
+        for start, end in found:
+            inner = bytes(buf[start + 1:end - 1]).replace(b"'", b"_")
+            buf[start:end] = b"'" + inner + b"'"
+            placeholders.append(source.span_bytes(start, end))
+        data = bytes(buf)
+        tree = _PARSER.parse(data)
+    return tree, placeholders, data
 
 
 def parse_file(path: str, data: bytes) -> ParsedScript:

@@ -47,13 +47,11 @@ _CANDIDATES = frozenset({
 })
 
 
-# `${!x}`, `declare -n`/`local -n`, `set -a`/`set -o allexport`
-DYNAMIC = re.compile(r"\$\{!|(?:declare|local|typeset)\s+-\w*n|set\s+(?:-\w*a|-o\s+allexport)")
-IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-# DYNAMIC on bytes, one literal-led pattern each: an alternation is tried at every position.
+# Reads by a name no text spells: `${!x}`, `declare -n`/`local -n`, `set -a`/`set -o allexport`.
+# One literal-led pattern each: an alternation would be tried at every position.
 _NAMEREF = tuple((kw, re.compile(kw + rb"\s+-\w*n")) for kw in (b"declare", b"local", b"typeset"))
 _ALLEXPORT = re.compile(rb"set\s+(?:-\w*a|-o\s+allexport)")
-_IDENT_B = re.compile(IDENT.pattern.encode())
+_IDENT_B = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 # In `$(( ))`: an assignment, `++`/`--`, a base (`16#ff`), `**` (a negative exponent fails), or a
 # division that is not by a non-zero number written out (division by 0 is reported).
 _ARITH_UNSAFE = re.compile(rb"(?<![=!<>])=(?!=)|\+\+|--|#|\*\*|[/%](?!\s*[1-9][0-9]*(?![0-9A-Za-z_.\[]))")
@@ -67,6 +65,15 @@ def _dynamic(data: bytes) -> bool:
     if b"${!" in data or (b"set" in data and _ALLEXPORT.search(data)):
         return True
     return any(kw in data and pattern.search(data) for kw, pattern in _NAMEREF)
+
+
+def names_read(text: str) -> frozenset | None:
+    """The names text may read (every identifier in it), or None when it may read names it
+    does not spell."""
+    data = text.encode("utf-8", "replace")
+    if _dynamic(data):
+        return None
+    return frozenset(n.decode() for n in _IDENT_B.findall(data))
 
 
 class Skip(NamedTuple):
@@ -98,8 +105,7 @@ def skippable(ps: ParsedScript, also_read: frozenset | None = frozenset()) -> Sk
     unsafe.extend(m.start() for m in _EXPANSION_UNSAFE.finditer(data))
     unsafe.extend(m.start() for m in _STRAY_BACKSLASH.finditer(data))
     unsafe.sort()
-    assigned = sorted((n.start_byte, n.text.split(b"[", 1)[0])
-                      for n in ps.syntax("assigned") + ps.syntax("for_variable"))
+    assigned = sorted(ps.assigned_names().items())
     assigned_at = [a[0] for a in assigned]
 
     # candidate statement -> the names it assigns; one sweep, the three lists are in file order

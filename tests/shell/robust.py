@@ -14,29 +14,23 @@ TIME_LIMIT_S = 5.0
 
 
 def run_text(text: str, path: str = "gen.sh", limit: float = TIME_LIMIT_S, **kw):
-    t0 = time.perf_counter()
-    try:
-        facts = analyze_text(path, text, **kw)
-        launches = extract_launches(facts)
-    except InputError as exc:
-        assert str(exc)
-        return None, None
-    took = time.perf_counter() - t0
-    assert took < limit, f"{took:.2f} s for {len(text)} characters"
-    _consistent(facts, launches)
-    return facts, launches
+    return _run(analyze_text, text, f"{len(text)} characters", path, limit, kw)
 
 
 def run_bytes(data: bytes, path: str = "gen.sh", limit: float = TIME_LIMIT_S, **kw):
+    return _run(analyze_file, data, f"{len(data)} bytes", path, limit, kw)
+
+
+def _run(analyze, content, size: str, path: str, limit: float, kw: dict):
     t0 = time.perf_counter()
     try:
-        facts = analyze_file(path, data, **kw)
+        facts = analyze(path, content, **kw)
         launches = extract_launches(facts)
     except InputError as exc:
         assert str(exc)
         return None, None
     took = time.perf_counter() - t0
-    assert took < limit, f"{took:.2f} s for {len(data)} bytes"
+    assert took < limit, f"{took:.2f} s for {size}"
     _consistent(facts, launches)
     return facts, launches
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import pathlib
+import re
 import sys
 
 import pytest
@@ -20,7 +21,7 @@ from hypothesis import strategies as st
 from megalint.shell.analyze import analyze_parsed
 from megalint.shell.evaluate import Evaluator
 from megalint.shell.parse import InputError, parse_text
-from megalint.shell.relevance import skippable
+from megalint.shell.relevance import names_read, skippable
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 FIXTURES = sorted(p for p in (ROOT / "fixtures").rglob("*.sh"))
@@ -159,9 +160,11 @@ def test_indirection_keeps_every_assignment():
 
 
 @pytest.mark.parametrize("text", ["echo ${!x}", "declare -n r=x", "local -rn y", "typeset -n z", "set -a",
-                                  "set -o allexport", "set -euo pipefail", "local x=1", "declare -A m",
-                                  "dataset offset", "declare  -n\tq"])
-def test_the_byte_scan_for_indirection_agrees_with_its_pattern(text):
-    from megalint.shell.relevance import DYNAMIC, _dynamic
+                                  "set -o allexport", "declare  -n\tq"])
+def test_text_that_reads_names_it_does_not_spell_reads_anything(text):
+    assert names_read(text) is None
 
-    assert _dynamic(text.encode()) == bool(DYNAMIC.search(text))
+
+@pytest.mark.parametrize("text", ["set -euo pipefail", "local x=1", "declare -A m", "dataset offset"])
+def test_other_text_reads_the_names_it_spells(text):
+    assert names_read(text) == set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text))
