@@ -103,14 +103,6 @@ def find_nodes(node: tree_sitter.Node, query: str) -> dict:
     return tree_sitter.QueryCursor(q).captures(node)
 
 
-def find_matches(node: tree_sitter.Node, query: str) -> list:
-    """Like find_nodes, one dict per match, so that the captures of one match stay together."""
-    q = _QUERIES.get(query)
-    if q is None:
-        q = _QUERIES[query] = tree_sitter.Query(_LANGUAGE, query)
-    return [caps for _, caps in tree_sitter.QueryCursor(q).matches(node)]
-
-
 def new_parser() -> tree_sitter.Parser:
     return tree_sitter.Parser(_LANGUAGE)
 
