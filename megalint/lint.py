@@ -24,7 +24,7 @@ from megalint.output.meta import RuleMeta
 from megalint.pipeline import FileResult, Settings, lint_text
 from megalint.selection import Catalog, Layer, check_selectors, matches, rule_metas, selected_codes, severity_for
 from megalint.shell.parse import InputError, decode
-from megalint.source import SourceFile
+from megalint.source import SourceFile, Span
 from megalint.suppress import SUPPRESSION_RULES, apply_suppressions, parse_directives
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
@@ -271,7 +271,8 @@ def directives(result: FileResult, text: str, shown: str):
         if span.path != shown:
             continue
         if span.end > span.start and text[span.end - 1:span.end] == "\r":
-            span = replace(span, end=span.end - 1, end_col=span.end_col - 1)
+            span = Span(span.path, span.start_line, span.start_col, span.end_line, span.end_col - 1,
+                        span.start, span.end - 1)
         comments.append(span)
     return parse_directives(text, shown, comments=comments)
 

@@ -7,30 +7,105 @@ character offsets into the decoded text so that fixes can edit it without recomp
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass, field
 
 
-# Spans, segments and words are never changed once made; they are not `frozen` only because a
-# frozen dataclass costs about a microsecond more per object and the evaluator makes many.
-@dataclass(slots=True, unsafe_hash=True, order=True)
 class Span:
-    path: str
-    start_line: int
-    start_col: int
-    end_line: int
-    end_col: int
-    start: int = field(default=0, compare=False)  # character offset, inclusive
-    end: int = field(default=0, compare=False)  # character offset, exclusive
+    """Where a piece of text is: a path, 1-based line and column (in code points, end
+    exclusive), and the matching character offsets.
+
+    Never changed once made. Spans that a SourceFile makes know only their offsets and the
+    file's line table; their lines and columns are worked out on first use (most spans the
+    evaluator makes are never shown). Equality, hashing and order are on path, lines and
+    columns; two spans of the same file table compare by offsets, which is the same thing.
+    """
+
+    __slots__ = ("path", "start", "end", "_pos", "_lines")
+
+    def __init__(self, path: str, start_line: int, start_col: int, end_line: int, end_col: int,
+                 start: int = 0, end: int = 0):
+        self.path = path
+        self.start = start  # character offset, inclusive
+        self.end = end  # character offset, exclusive
+        self._pos = (start_line, start_col, end_line, end_col)
+        self._lines = None
+
+    def _resolve(self) -> tuple:
+        starts = self._lines
+        start, end = self.start, self.end
+        sl = bisect.bisect_right(starts, start) - 1
+        el = bisect.bisect_right(starts, end, sl) - 1 if end >= start else bisect.bisect_right(starts, end) - 1
+        pos = self._pos = (sl + 1, start - starts[sl] + 1, el + 1, end - starts[el] + 1)
+        return pos
+
+    @property
+    def start_line(self) -> int:
+        return (self._pos or self._resolve())[0]
+
+    @property
+    def start_col(self) -> int:
+        return (self._pos or self._resolve())[1]
+
+    @property
+    def end_line(self) -> int:
+        return (self._pos or self._resolve())[2]
+
+    @property
+    def end_col(self) -> int:
+        return (self._pos or self._resolve())[3]
+
+    def _key(self) -> tuple:
+        return (self.path,) + (self._pos or self._resolve())
+
+    def __eq__(self, other):
+        if self is other:
+            return True
+        if other.__class__ is not Span:
+            return NotImplemented
+        if self._lines is not None and self._lines is other._lines:
+            return self.start == other.start and self.end == other.end and self.path == other.path
+        return self._key() == other._key()
+
+    def __ne__(self, other):
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __lt__(self, other):
+        return self._key() < other._key() if other.__class__ is Span else NotImplemented
+
+    def __le__(self, other):
+        return self._key() <= other._key() if other.__class__ is Span else NotImplemented
+
+    def __gt__(self, other):
+        return self._key() > other._key() if other.__class__ is Span else NotImplemented
+
+    def __ge__(self, other):
+        return self._key() >= other._key() if other.__class__ is Span else NotImplemented
+
+    def __reduce__(self):
+        # Sent to another process with its lines and columns, not the file's line table.
+        return (Span, (self.path, *(self._pos or self._resolve()), self.start, self.end))
+
+    def __repr__(self) -> str:
+        sl, sc, el, ec = self._pos or self._resolve()
+        return (f"Span(path={self.path!r}, start_line={sl}, start_col={sc}, end_line={el}, "
+                f"end_col={ec}, start={self.start}, end={self.end})")
 
     def __str__(self) -> str:
         return f"{self.path}:{self.start_line}:{self.start_col}"
 
     def to_json(self) -> dict:
+        sl, sc, el, ec = self._pos or self._resolve()
         return {
             "path": self.path,
-            "start": {"row": self.start_line, "column": self.start_col},
-            "end": {"row": self.end_line, "column": self.end_col},
+            "start": {"row": sl, "column": sc},
+            "end": {"row": el, "column": ec},
         }
+
+
+_new_span = object.__new__
 
 
 class SourceFile:
@@ -94,10 +169,13 @@ class SourceFile:
 
     def span(self, start: int, end: int) -> Span:
         """A span from character offsets."""
-        starts = self._line_starts
-        sl = bisect.bisect_right(starts, start) - 1
-        el = bisect.bisect_right(starts, end, sl) - 1 if end >= start else bisect.bisect_right(starts, end) - 1
-        return Span(self.path, sl + 1, start - starts[sl] + 1, el + 1, end - starts[el] + 1, start, end)
+        span = _new_span(Span)
+        span.path = self.path
+        span.start = start
+        span.end = end
+        span._pos = None
+        span._lines = self._line_starts
+        return span
 
     def span_bytes(self, start_byte: int, end_byte: int) -> Span:
         if self._ascii:

@@ -21,7 +21,7 @@ from megalint.shell.facts import CommandRecord, PathFacts, ScriptFacts, ShellFin
 from megalint.shell.parse import InputError, ParsedScript, find_nodes, parse_file, parse_padded, parse_text
 from megalint.shell.relevance import NOTHING, names_read, skippable
 from megalint.shell.values import Segment, Unknown, Word
-from megalint.source import Span
+from megalint.source import SourceFile, Span
 
 Node = tree_sitter.Node
 Scalar = tuple  # tuple[Segment, ...]
@@ -63,6 +63,10 @@ _ASSIGNING = re.compile(r"\$\(\(|\(\(|\$\[|\$\{[^}]*=|\\|`|\$\(")
 _MACHINE_TEST = re.compile(r"(?<![\w-])-(?:[a-hkprstuwxvGLNOS]|nt|ot|ef)(?![\w-])")
 _DECLS = frozenset({"export", "declare", "typeset", "local", "readonly"})
 _LITERAL_WORDS = frozenset({"word", "number", "raw_string"})
+# The evaluator's fast paths give what the general code gives, for the common simple cases;
+# tests/shell/test_fast_paths.py turns them off and compares.
+FAST_PATHS = True
+_PLAIN_MAX = 4_096  # longer plain words take the general path (it checks the size limits)
 _HEREDOC_SHELLS = frozenset({"sbatch", "bash", "sh", "srun", "salloc"})
 
 
@@ -202,7 +206,7 @@ class Evaluator:
             st.vars[name] = Var(scalar=(Segment(text, span),), exported=True, site=span)
         for name, text in self.assume.items():
             st.vars[name] = Var(scalar=(Segment(str(text), None, assumed=None),), exported=True)
-        nodes = ps.root.children
+        nodes = ps.top_level()
         if self.skip_unread:
             self.skip = skippable(ps, also_read)
             if self.skip.statements:
@@ -1533,14 +1537,33 @@ class Evaluator:
 
     def expand_word(self, node, st, ctx) -> list[Word]:
         """Expand one shell word into the fields it becomes (word splitting applied)."""
-        if node.type in _LITERAL_WORDS:
+        t = node.type
+        if t == "command_name" and node.child_count == 1:
+            # `torchrun …`: the name is its one word, same span
+            child = node.children[0]
+            if child.type == "word":
+                node, t = child, "word"
+        if t in _LITERAL_WORDS:
+            ps = ctx.ps
             key = (node.start_byte, node.end_byte, "w")
-            cached = ctx.ps.cache.get(key)
+            cached = ps.cache.get(key)
             if cached is None:
-                cached = ctx.ps.cache[key] = self.split(self.pieces(node, st, ctx, quoted=False, eid=None), node, ctx)
+                cached = FAST_PATHS and t != "raw_string" and self._plain_word(node, ps)
+                if not cached:
+                    cached = self.split(self.pieces(node, st, ctx, quoted=False, eid=None), node, ctx)
+                ps.cache[key] = cached
             return list(cached)
         return list(self._memo(ctx.ps, ("w", node.start_byte, node.end_byte, node.type), st,
                                lambda: tuple(self.split(self.pieces(node, st, ctx, quoted=False, eid=None), node, ctx))))
+
+    def _plain_word(self, node, ps) -> list[Word] | None:
+        """A word with nothing to expand, escape or split (`--num-layers`, `pretrain_gpt.py`):
+        itself, where it is written. What the general path gives, without building pieces."""
+        raw = node.text
+        if len(raw) > _PLAIN_MAX or _NOT_PLAIN.search(raw) or ps.source.__class__ is not SourceFile:
+            return None
+        a = ps.source.char_offset(node.start_byte)
+        return [Word((Segment(raw.decode(), ps.source.span(a, a + len(raw))),))]
 
     def split(self, pieces, node=None, ctx=None) -> list[Word]:
         words = self._split(pieces)

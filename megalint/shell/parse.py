@@ -45,6 +45,7 @@ class ParsedScript:
     cache: dict = field(default_factory=dict)
     _syntax: dict | None = None
     _assigned: dict | None = None
+    _top: list | None = None
 
     @property
     def root(self) -> tree_sitter.Node:
@@ -62,6 +63,12 @@ class ParsedScript:
         if self._syntax is None:
             self._syntax = find_nodes(self.root, SYNTAX_QUERY)
         return self._syntax.get(name, [])
+
+    def top_level(self) -> list:
+        """The named children of the root (statements and comments), read once."""
+        if self._top is None:
+            self._top = self.root.named_children
+        return self._top
 
     def assigned_names(self) -> dict:
         """start byte -> the name (bytes, without a subscript) of every variable an assignment
@@ -88,7 +95,6 @@ SYNTAX_QUERY = """
 (ERROR) @unsafe
 (compound_statement) @compound
 (arithmetic_expansion) @arith
-(expansion) @expansion
 (variable_assignment name: (_) @assigned) @assignment
 (for_statement variable: (_) @for_variable) @for
 """

@@ -88,67 +88,82 @@ _NONE: frozenset = frozenset()
 def skippable(ps: ParsedScript, also_read: frozenset | None = frozenset()) -> Skip:
     """The top-level statements the evaluator may pass over. `also_read`: names read by text
     met at run time; None when that text reads names no text spells (keep every assignment)."""
-    root = ps.root
-    statements = [n for n in root.named_children if n.type != "comment"]
-    if not any(n.type in _CANDIDATES for n in statements):
-        return NOTHING
     data = ps.parse_text
+    # each statement's (start, end, may be skipped): one read of each node
+    shapes = []
+    for n in ps.top_level():
+        t = n.type
+        if t != "comment":
+            shapes.append((n.start_byte, n.end_byte, t in _CANDIDATES))
+    if not any(shape[2] for shape in shapes):
+        return NOTHING
     functions = {n.text for n in ps.syntax("function")}
-    unsafe: list[int] = []
-    for n in ps.syntax("command_name"):
-        name = n.text
-        if name not in _SAFE or name in functions:
-            unsafe.append(n.start_byte)
+    unsafe: list[int] = [n.start_byte for n in ps.syntax("command_name")
+                         if n.text not in _SAFE or (functions and n.text in functions)]
     unsafe.extend(n.start_byte for n in ps.syntax("unsafe"))
     unsafe.extend(n.start_byte for n in ps.syntax("compound") if n.text.startswith(b"(("))
     unsafe.extend(n.start_byte for n in ps.syntax("arith") if _ARITH_UNSAFE.search(n.text))
-    unsafe.extend(m.start() for m in _EXPANSION_UNSAFE.finditer(data))
-    unsafe.extend(m.start() for m in _STRAY_BACKSLASH.finditer(data))
+    if b"${" in data:
+        unsafe.extend(m.start() for m in _EXPANSION_UNSAFE.finditer(data))
+    if b"\\" in data:
+        unsafe.extend(m.start() for m in _STRAY_BACKSLASH.finditer(data))
     unsafe.sort()
     assigned = sorted(ps.assigned_names().items())
     assigned_at = [a[0] for a in assigned]
+    assigned_names = [a[1] for a in assigned]
 
     # candidate statement -> the names it assigns; one sweep, the three lists are in file order
     candidates: dict = {}
     kept: list = []
     ui = ai = 0
     n_unsafe, n_assigned = len(unsafe), len(assigned_at)
-    for n in statements:
-        a, b = n.start_byte, n.end_byte
+    for a, b, candidate in shapes:
         while ui < n_unsafe and unsafe[ui] < a:
             ui += 1
         while ai < n_assigned and assigned_at[ai] < a:
             ai += 1
-        if (ui < n_unsafe and unsafe[ui] < b) or n.type not in _CANDIDATES:
+        if not candidate or (ui < n_unsafe and unsafe[ui] < b):
             kept.append((a, b))
             continue
-        if ai < n_assigned and assigned_at[ai] < b:
-            lo = ai
-            while ai < n_assigned and assigned_at[ai] < b:
-                ai += 1
-            candidates[(a, b)] = {assigned[k][1] for k in range(lo, ai)}
-        else:
-            candidates[(a, b)] = _NONE
+        lo = ai
+        while ai < n_assigned and assigned_at[ai] < b:
+            ai += 1
+        candidates[(a, b)] = assigned_names[lo:ai]
     if not candidates:
         return NOTHING
     if also_read is None or _dynamic(data):
         # Names may be read that no text here spells: keep every statement that assigns.
         return Skip(frozenset(key for key, names in candidates.items() if not names), frozenset())
 
+    # The greatest fixpoint, as a work list: a statement is put back (and what it reads becomes
+    # read) when a name it assigns is read.
     read: set = {name.encode() for name in also_read}
+    findall = _IDENT_B.findall
     for a, b in kept:
-        read.update(_IDENT_B.findall(data, a, b))
-    pending = {key: names for key, names in candidates.items() if names}
-    changed = True
-    while changed:
-        changed = False
-        for key, names in list(pending.items()):
-            if names & read:
-                del pending[key]
-                read.update(_IDENT_B.findall(data, key[0], key[1]))
-                changed = True
-    kept_keys = candidates.keys() - pending.keys() - {key for key, names in candidates.items() if not names}
+        read.update(findall(data, a, b))
+    waiting: dict = {}  # name -> the pending statements that assign it
+    back: list = []
+    pending: dict = {}
+    for key, names in candidates.items():
+        if not names:
+            continue
+        if any(name in read for name in names):
+            back.append(key)
+        else:
+            pending[key] = names
+            for name in names:
+                waiting.setdefault(name, []).append(key)
+    while back:
+        a, b = back.pop()
+        for ident in findall(data, a, b):
+            if ident in read:
+                continue
+            read.add(ident)
+            for key in waiting.pop(ident, ()):
+                if pending.pop(key, None) is not None:
+                    back.append(key)
     names: set = set()
     for assigned_here in pending.values():
-        names |= assigned_here
-    return Skip(frozenset(candidates.keys() - kept_keys), frozenset(n.decode("utf-8", "replace") for n in names))
+        names.update(assigned_here)
+    skipped = [key for key, assigned_here in candidates.items() if not assigned_here or key in pending]
+    return Skip(frozenset(skipped), frozenset(n.decode("utf-8", "replace") for n in names))

@@ -8,11 +8,8 @@ may differ in precision, so those inputs are left out of the comparison.
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import pathlib
 import re
-import sys
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -23,25 +20,7 @@ from megalint.shell.evaluate import Evaluator
 from megalint.shell.parse import InputError, parse_text
 from megalint.shell.relevance import names_read, skippable
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-FIXTURES = sorted(p for p in (ROOT / "fixtures").rglob("*.sh"))
-
-
-def _word(w):
-    return (w.text, w.span, tuple((s.text, s.site, s.origin, s.via, s.assumed,
-                                   s.unknown.reason if s.unknown else None) for s in w.segments),
-            w.splat.reason if w.splat else None)
-
-
-def _seen(facts):
-    commands = set()
-    for p in facts.paths:
-        for c in p.commands:
-            commands.add((tuple(_word(w) for w in c.words), c.span, c.wrappers and repr(c.wrappers),
-                          tuple(sorted((k, _word(v)) for k, v in c.env.items())),
-                          tuple(sorted((k, _word(v)) for k, v in c.assigns.items())), c.in_loop))
-    findings = {(f.kind, f.span, f.message) for f in facts.findings}
-    return commands, findings
+from tests.shell.observe import FIXTURES, ROOT, generator, seen
 
 
 def _both(path: str, text: str):
@@ -66,7 +45,7 @@ def _both(path: str, text: str):
         sliced = analyze_parsed(parse_text(path, text), skip_unread=True)
     finally:
         Evaluator.run = real_run
-    return _seen(sliced), _seen(full)
+    return seen(sliced), seen(full)
 
 
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: str(p.relative_to(ROOT)))
@@ -76,16 +55,8 @@ def test_fixtures_see_the_same_launches(path):
         assert got[0] == got[1]
 
 
-def _generator():
-    spec = importlib.util.spec_from_file_location("parse_bench", ROOT / "bench" / "parse_bench.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("parse_bench", mod)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def test_generated_scripts_see_the_same_launches(tmp_path):
-    gen = _generator()
+    gen = generator()
     compared = skipped_any = 0
     for seed in range(120):
         g = gen.generate(seed)

@@ -1,0 +1,86 @@
+"""The evaluator's fast paths (evaluate.FAST_PATHS) give exactly what the general code gives:
+the same commands, words, segments with their sites and origins, environment, findings and
+variable values, compared with the fast paths on and off.
+
+Compared on every fixture, on generated launch scripts (the speed benchmark's generator) and on
+generated mixes of the constructs the fast paths take or must refuse.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from megalint.shell import evaluate
+from megalint.shell.analyze import analyze_parsed
+from megalint.shell.parse import InputError, parse_text
+
+from tests.shell.observe import FIXTURES, ROOT, generator, seen, word
+
+
+def _observe(path: str, text: str, fast: bool):
+    saved = evaluate.FAST_PATHS
+    evaluate.FAST_PATHS = fast
+    try:
+        facts = analyze_parsed(parse_text(path, text))
+    finally:
+        evaluate.FAST_PATHS = saved
+    variables = set()
+    for p in facts.paths:
+        for name, v in p.variables.items():
+            variables.add((name, v.exported, word(v.value) if v.value is not None else None,
+                           tuple(word(x) for x in v.array) if v.array is not None else None,
+                           v.unknown.reason if v.unknown else None))
+    return seen(facts), variables, [p.condition for p in facts.paths], facts.notes
+
+
+def _same(path: str, text: str) -> bool:
+    try:
+        parse_text(path, text)
+    except InputError:
+        return False
+    assert _observe(path, text, True) == _observe(path, text, False)
+    return True
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_fixtures_evaluate_the_same(path):
+    _same(str(path), path.read_text(encoding="utf-8", errors="replace"))
+
+
+def test_generated_scripts_evaluate_the_same(tmp_path):
+    gen = generator()
+    for seed in range(150):
+        g = gen.generate(seed)
+        d = tmp_path / f"s{seed}"
+        d.mkdir()
+        for name, text in g.extra_files.items():
+            (d / name).write_text(text)
+        path = d / g.name
+        path.write_text(g.text)
+        assert _same(str(path), g.text), seed
+
+
+# Each line is something a fast path takes, or a near miss it must leave to the general code.
+SNIPPETS = [
+    "torchrun --nproc_per_node 8 pretrain_gpt.py $ARGS\n", "python pretrain_gpt.py --lr=3e-4 --x:y,z/w@1%\n",
+    "cmd\\ x --a\n", "echo ~/x *.sh [ab] a{b,c}\n", "\"torchrun\" --a\n", "'torchrun' --b\n", "$LAUNCHER --c\n",
+    "set -ex\n", "export NCCL_IB_TIMEOUT=22\n", "TP=2\n", "PP=${PP:-1}\n", "PP=${PP:-$TP}\n", "N=${N-4}\n",
+    "M=${M:-}\n", "A=${A:=3}\n", "B=${B:+--b}\n", "C=\"${C:-x y}\"\n", "D=${D:-\"q r\"}\n", "E=${E:-'s'}\n",
+    "F=${F:-a\\ b}\n", "G=${G:-<Specify path>}\n", "H=${H:-${TP:-1}}\n", "I=${1:-7}\n", "J=${#J}\n",
+    "K=\"--tensor-model-parallel-size $TP --pipeline-model-parallel-size ${PP} \\\n    --num-layers 4\"\n",
+    "L=\"a \\\"b\\\" \\$c\"\n", "O=\"x 中文 y\"\n", "Q=\"$(date) $TP\"\n", "R=\"${TP}x\"\n", "S=\"\"\n",
+    "U=\"--data-path ${DATA:-/d/corpus} --split 9,1\"\n", "ARGS=\"$K $U $B\"\n",
+    "if [ \"$X\" = 1 ]; then TP=4; fi\n", "case $TP in 2) PP=8;; esac\n",
+    "torchrun pretrain_gpt.py $K \"$U\" ${B} --pp $PP --tp=$TP\n", "eval \"torchrun pretrain_gpt.py $K\"\n",
+    "bash -c \"python pretrain_gpt.py $U\"\n", "A2=(--x $TP)\n", "torchrun pretrain_gpt.py \"${A2[@]}\"\n",
+]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(SNIPPETS), min_size=1, max_size=20))
+def test_snippet_mixes_evaluate_the_same(lines):
+    _same(os.path.join("/nonexistent", "mix.sh"), "".join(lines))
