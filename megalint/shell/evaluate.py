@@ -46,6 +46,9 @@ MAX_PATTERN_SUBJECT = 4_096  # glob `#`/`%` operators are quadratic in the value
 MAX_PATTERN_REPLACE = 512  # glob `/`/`//` are cubic
 
 _IFS = re.compile(r"[ \t\n]+")
+# `$` in arithmetic: a plain reference (groups 1, 2), or anything else (no group).
+_ARITH_REF = re.compile(r"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\}|)")
+_SCALAR_REF = re.compile(rb"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})\Z")
 _BLANK = re.compile(rb"[^\n]")
 _NOT_LAUNCH = frozenset(
     "echo printf mkdir cd rm cp mv ls cat sleep wait set trap ulimit touch chmod ln pushd popd "
@@ -309,6 +312,20 @@ class Evaluator:
         return states
 
     def stmt(self, node: Node, states: list[State], ctx: _Ctx) -> list[State]:
+        if len(states) == 1 and self._nest < MAX_NEST and self.steps < MAX_STEPS:
+            # One path (most statements): the same as below without the bookkeeping for many.
+            st = states[0]
+            if st.stopped or self.exhausted:
+                return states
+            handler = getattr(self, "s_" + node.type, None)
+            if handler is not None:
+                self.steps += 1
+                self._nest += 1
+                try:
+                    out = handler(node, st, ctx)
+                finally:
+                    self._nest -= 1
+                return out if len(out) == 1 else self.limit(out, node, ctx)
         out: list[State] = []
         live = [s for s in states if not s.stopped]
         if not live or self.exhausted:
@@ -1553,6 +1570,10 @@ class Evaluator:
                     cached = self.split(self.pieces(node, st, ctx, quoted=False, eid=None), node, ctx)
                 ps.cache[key] = cached
             return list(cached)
+        if FAST_PATHS and (t == "simple_expansion" or t == "expansion"):
+            got = self._scalar_word(node, st, ctx)
+            if got is not None:
+                return got
         return list(self._memo(ctx.ps, ("w", node.start_byte, node.end_byte, node.type), st,
                                lambda: tuple(self.split(self.pieces(node, st, ctx, quoted=False, eid=None), node, ctx))))
 
@@ -1564,6 +1585,79 @@ class Evaluator:
             return None
         a = ps.source.char_offset(node.start_byte)
         return [Word((Segment(raw.decode(), ps.source.span(a, a + len(raw))),))]
+
+    def _scalar_word(self, node, st, ctx) -> list[Word] | None:
+        """`$ARGS` or `${TP}` unquoted, holding known text: split into words as `_split` does,
+        without the general pieces. None for anything else (the general path takes it)."""
+        m = _SCALAR_REF.match(node.text)
+        if m is None:
+            return None
+        name = (m.group(1) or m.group(2)).decode()
+        if name.startswith("__megalint_unknown_"):
+            return None
+        var = self._get(st, name)
+        if var is None or var.unknown is not None or var.array is not None or not var.scalar:
+            return None
+        segs = var.scalar
+        if len(segs) > MAX_VALUE_SEGMENTS:
+            return None
+        total = 0
+        for seg in segs:
+            if seg.text is None:
+                return None
+            total += len(seg.text)
+        if total > MAX_VALUE_CHARS:
+            return None
+        # Cut at blanks as _seg_parts and sub_segment do; each piece is (segment, start, end).
+        fields: list = []
+        cur: list = []
+        finditer = _IFS.finditer
+        for seg in segs:
+            text = seg.text
+            pos = 0
+            for m in finditer(text):
+                a = m.start()
+                if a > pos:
+                    cur.append((seg, pos, a))
+                if cur:
+                    fields.append(cur)
+                    cur = []
+                pos = m.end()
+            if pos < len(text):
+                cur.append((seg, pos, len(text)))
+        if cur:
+            fields.append(cur)
+        if len(fields) > MAX_FIELDS:
+            return None
+        span = ctx.ps.source.span_bytes(node.start_byte, node.end_byte)
+        if len(fields) == 1:
+            # One word: shown where the expansion is written, tracing back to the value.
+            out = []
+            for seg, a, b in fields[0]:
+                site = self._sub_site(seg, a, b)
+                origin = ((site,) if site is not None and site != span else ()) + seg.origin
+                out.append(Segment(seg.text[a:b], span, origin, seg.unknown, seg.via, seg.assumed))
+            return [Word(tuple(out))]
+        # Several: each stays where its text is written, through this expansion.
+        words = []
+        placed: dict = {}  # id(segment) -> (its source when its text is there as it is, its via)
+        for f in fields:
+            out = []
+            for seg, a, b in f:
+                got = placed.get(id(seg))
+                if got is None:
+                    got = placed[id(seg)] = (self._in_place(seg), seg.via if span in seg.via else seg.via + (span,))
+                src, via = got
+                text = seg.text
+                if a == 0 and b == len(text):
+                    site = seg.site
+                elif src is not None:
+                    site = src.span(seg.site.start + a, seg.site.start + b)
+                else:
+                    site = seg.site
+                out.append(Segment(text[a:b], site, seg.origin, seg.unknown, via, seg.assumed))
+            words.append(Word(tuple(out)))
+        return words
 
     def split(self, pieces, node=None, ctx=None) -> list[Word]:
         words = self._split(pieces)
@@ -1672,12 +1766,25 @@ class Evaluator:
     def sub_segment(self, seg: Segment, a: int, b: int) -> Segment:
         if a == 0 and b == len(seg.text):
             return seg
+        return Segment(seg.text[a:b], self._sub_site(seg, a, b), seg.origin, seg.unknown, seg.via, seg.assumed)
+
+    def _sub_site(self, seg: Segment, a: int, b: int) -> Span | None:
+        """Where text[a:b] of a segment is written: exact when the segment's text is there as
+        it is, else the segment's own site."""
+        site = seg.site
+        if a == 0 and b == len(seg.text):
+            return site
+        src = self._in_place(seg)
+        return site if src is None else src.span(site.start + a, site.start + b)
+
+    def _in_place(self, seg: Segment):
+        """The source file whose text at the segment's site is the segment's text, or None."""
         site = seg.site
         if site is not None and site.end - site.start == len(seg.text) and site.path in self.sources:
             src = self.sources[site.path]
             if src.text[site.start:site.end] == seg.text:
-                site = src.span(site.start + a, site.start + b)
-        return Segment(seg.text[a:b], site, seg.origin, seg.unknown, seg.via, seg.assumed)
+                return src
+        return None
 
     def pieces(self, node, st, ctx, quoted: bool, eid) -> list:
         """Pieces: ("seg", Segment, splittable, eid) | ("break",) | ("splat", Unknown) | ("quoted-empty",)."""
@@ -2248,6 +2355,10 @@ class Evaluator:
         return arith.evaluate(text, lookup, assign)
 
     def expand_arith_text(self, text, st, ctx, span, origins, assumed, node):
+        if FAST_PATHS:
+            got = self._arith_refs(text, st, origins, assumed)
+            if got is not None:
+                return got
         # Parse the expression's `$` parts with tree-sitter's word rules: wrap it as a string.
         key = (ctx.ps.source.path, text)
         sub = self._arith_parsed.get(key)
@@ -2271,6 +2382,34 @@ class Evaluator:
             if assumed is not None and s.assumed:
                 assumed.append(s.assumed)
             out.append(s.text)
+        return "".join(out)
+
+    def _arith_refs(self, text, st, origins, assumed) -> str | None:
+        """`$GPUS*$NNODES`: each `$X`/`${X}` of a variable the script has set to text, replaced
+        by it, as the general path (a parse of the expression as a string) gives. None when
+        there is anything else to expand or escape, or a variable is unset, unknown or an array."""
+        if "`" in text or "\\" in text or '"' in text or "$(" in text:
+            return None
+        out = []
+        pos = 0
+        for m in _ARITH_REF.finditer(text):
+            name = m.group(1) or m.group(2)
+            if name is None or name.startswith("__megalint_unknown_"):
+                return None  # `$` not followed by a plain name: the general path knows
+            var = self._get(st, name)
+            if var is None or var.unknown is not None or var.array is not None:
+                return None
+            out.append(text[pos:m.start()])
+            for seg in var.scalar or ():
+                if seg.text is None:
+                    raise arith.ArithUnknown(seg.unknown.reason if seg.unknown else "unknown value")
+                if origins is not None:
+                    origins.extend(seg.origin)
+                if assumed is not None and seg.assumed:
+                    assumed.append(seg.assumed)
+                out.append(seg.text)
+            pos = m.end()
+        out.append(text[pos:])
         return "".join(out)
 
     def command_substitution(self, node, st, ctx, quoted, eid):
@@ -2750,14 +2889,25 @@ def _first_assignments(ps, table: dict):
     names = ps.assigned_names()
     # `X=${X:-1}` reads X before setting it: an assignment counts from its end (it starts where
     # its name does); a loop sets its variable from the loop's start.
-    found = [(names[n.start_byte], n.end_byte) for n in ps.syntax("assignment") if n.start_byte in names]
-    loops = sorted(ps.syntax("for"), key=_start)
-    variables = sorted(ps.syntax("for_variable"), key=_start)
-    found += [(names[v.start_byte], n.start_byte) for n, v in zip(loops, variables)]
-    char = ps.source.char_offset
-    for raw, at in found:
+    first: dict = {}  # name (bytes) -> the first byte offset it counts as set from
+    get = names.get
+    for n in ps.syntax("assignment"):
+        raw = get(n.start_byte)
+        if raw is not None:
+            at = n.end_byte
+            if at < first.get(raw, at + 1):
+                first[raw] = at
+    loops = ps.syntax("for")
+    if loops:
+        variables = sorted(ps.syntax("for_variable"), key=_start)
+        for n, v in zip(sorted(loops, key=_start), variables):
+            raw, at = names[v.start_byte], n.start_byte
+            if at < first.get(raw, at + 1):
+                first[raw] = at
+    char = None if getattr(ps.source, "_ascii", False) else ps.source.char_offset
+    for raw, at in first.items():
         name = raw.decode("utf-8", "replace")
-        off = char(at)
+        off = at if char is None else char(at)
         if name not in table or off < table[name]:
             table[name] = off
 
