@@ -289,7 +289,7 @@ class Evaluator:
     def _exported(self, var: "Var") -> "Var":
         got = self._exported_of.get(id(var))
         if got is None or got[0] is not var:
-            got = self._exported_of[id(var)] = (var, replace(var, exported=True))
+            got = self._exported_of[id(var)] = (var, Var(var.scalar, var.array, var.unknown, True, var.site))
         return got[1]
 
     def note_once(self, key: str, text: str) -> None:
@@ -1292,6 +1292,10 @@ class Evaluator:
         plain = self._plain_assignment(node, st, ctx)
         if plain is not None:
             return plain
+        if FAST_PATHS:
+            plain = self._default_assignment(node, st, ctx)
+            if plain is not None:
+                return plain
         name, var = self._memo(ctx.ps, ("a", node.start_byte, node.end_byte), st,
                                lambda: self._assign_result(node, st, ctx))
         if name is not None and var is not None:
@@ -1315,6 +1319,66 @@ class Evaluator:
             return None
         st.vars[name] = Var(scalar=(Segment(raw.decode(), ctx.ps.span(value_node)),),
                             exported=bool(old and old.exported), site=ctx.ps.span(node))
+        return name
+
+    def _default_assignment(self, node, st, ctx) -> str | None:
+        """`NNODES=${NNODES:-1}` (or `${X-d}`, `${X:-}`), the default a plain word: what the
+        general path gives (brace_expansion, operator, resite), without its pieces. None for
+        anything else, or when the variable read is unknown or an array."""
+        if node.child_count != 3 or ctx.ps.source.__class__ is not SourceFile:
+            return None
+        name_node, eq, value_node = node.children
+        if eq.type != "=" or name_node.type != "variable_name" or value_node.type != "expansion":
+            return None
+        parts = value_node.children
+        if len(parts) == 5:
+            operand = parts[3]
+            if operand.type not in ("word", "number"):
+                return None
+            op_raw = operand.text
+            if len(op_raw) > _PLAIN_MAX or _NOT_PLAIN.search(op_raw):
+                return None
+        elif len(parts) == 4:
+            operand = None
+        else:
+            return None
+        target, op = parts[1], parts[2].type
+        if target.type != "variable_name" or op not in (":-", "-"):
+            return None
+        ps = ctx.ps
+        inner = target.text.decode()
+        if inner.startswith("__megalint_unknown_"):
+            return None
+        name = name_node.text.decode()
+        old = self._get(st, name)
+        if old is not None and old.array is not None:
+            return None
+        span = ps.span(value_node)
+        var = self._get(st, inner)
+        assumed = None
+        if var is None:
+            # Not set here: empty if the script sets it elsewhere, else an input with a default.
+            if not self.is_internal(inner, ctx, span):
+                self._get(st, "__megalint_unsourced__")
+                assumed = f"the default in `{ps.text(value_node).strip()}` (the environment may set {inner})"
+            use_default = True
+        elif var.unknown is not None or var.array is not None:
+            return None
+        else:
+            segs = var.scalar or ()
+            use_default = op == ":-" and _text(segs) == ""
+        if use_default:
+            if operand is None:
+                value: tuple = ()
+            else:
+                a = ps.source.char_offset(operand.start_byte)
+                value = (Segment(op_raw.decode(), span, (ps.source.span(a, a + len(op_raw)),), None, (), assumed),)
+        else:
+            if _oversized(segs):
+                return None
+            value = tuple(Segment(seg.text, span, ((seg.site,) if seg.site is not None and seg.site != span else ())
+                                  + seg.origin, seg.unknown, seg.via, seg.assumed) for seg in segs)
+        st.vars[name] = Var(scalar=value, exported=bool(old and old.exported), site=ps.span(node))
         return name
 
     def _assign_result(self, node, st, ctx):
