@@ -76,7 +76,20 @@ def _int(digits: str, base: int) -> int:
     return v
 
 
+_TOKENS: dict = {}  # text -> its tokens: the same expression is met on every path and in loops
+
+
 def tokenize(text: str) -> list[tuple[str, str]]:
+    got = _TOKENS.get(text)
+    if got is None:
+        got = _tokenize(text)
+        if len(_TOKENS) > 4096:
+            _TOKENS.clear()
+        _TOKENS[text] = got
+    return got
+
+
+def _tokenize(text: str) -> tuple:
     out = []
     pos = 0
     text = text.rstrip()
@@ -89,7 +102,7 @@ def tokenize(text: str) -> list[tuple[str, str]]:
             if m.group(kind) is not None:
                 out.append((kind, m.group(kind)))
                 break
-    return out
+    return tuple(out)
 
 
 _BINARY = {

@@ -1294,6 +1294,10 @@ class Evaluator:
             return plain
         if FAST_PATHS:
             plain = self._default_assignment(node, st, ctx)
+            if plain is None:
+                plain = self._arith_assignment(node, st, ctx)
+            if plain is None:
+                plain = self._string_assignment(node, st, ctx)
             if plain is not None:
                 return plain
         name, var = self._memo(ctx.ps, ("a", node.start_byte, node.end_byte), st,
@@ -1324,13 +1328,28 @@ class Evaluator:
     def _default_assignment(self, node, st, ctx) -> str | None:
         """`NNODES=${NNODES:-1}` (or `${X-d}`, `${X:-}`), the default a plain word: what the
         general path gives (brace_expansion, operator, resite), without its pieces. None for
-        anything else, or when the variable read is unknown or an array."""
+        anything else."""
         if node.child_count != 3 or ctx.ps.source.__class__ is not SourceFile:
             return None
         name_node, eq, value_node = node.children
         if eq.type != "=" or name_node.type != "variable_name" or value_node.type != "expansion":
             return None
-        parts = value_node.children
+        name = name_node.text.decode()
+        old = self._get(st, name)
+        if old is not None and old.array is not None:
+            return None
+        ps = ctx.ps
+        value = self._default_segments(value_node, ps.span(value_node), st, ctx)
+        if value is None:
+            return None
+        st.vars[name] = Var(scalar=value, exported=bool(old and old.exported), site=ps.span(node))
+        return name
+
+    def _default_segments(self, node, span, st, ctx) -> tuple | None:
+        """The value of `${X:-word}`, `${X-word}` or `${X:-}` (a plain word), each segment
+        shown at `span` (where the expansion is written) as _expand_scalar shows it. None for
+        another shape, or when X is unknown or an array: the general path takes those."""
+        parts = node.children
         if len(parts) == 5:
             operand = parts[3]
             if operand.type not in ("word", "number"):
@@ -1349,18 +1368,13 @@ class Evaluator:
         inner = target.text.decode()
         if inner.startswith("__megalint_unknown_"):
             return None
-        name = name_node.text.decode()
-        old = self._get(st, name)
-        if old is not None and old.array is not None:
-            return None
-        span = ps.span(value_node)
         var = self._get(st, inner)
         assumed = None
         if var is None:
             # Not set here: empty if the script sets it elsewhere, else an input with a default.
             if not self.is_internal(inner, ctx, span):
                 self._get(st, "__megalint_unsourced__")
-                assumed = f"the default in `{ps.text(value_node).strip()}` (the environment may set {inner})"
+                assumed = f"the default in `{ps.text(node).strip()}` (the environment may set {inner})"
             use_default = True
         elif var.unknown is not None or var.array is not None:
             return None
@@ -1369,16 +1383,111 @@ class Evaluator:
             use_default = op == ":-" and _text(segs) == ""
         if use_default:
             if operand is None:
-                value: tuple = ()
-            else:
-                a = ps.source.char_offset(operand.start_byte)
-                value = (Segment(op_raw.decode(), span, (ps.source.span(a, a + len(op_raw)),), None, (), assumed),)
-        else:
-            if _oversized(segs):
+                return ()
+            a = ps.source.char_offset(operand.start_byte)
+            return (Segment(op_raw.decode(), span, (ps.source.span(a, a + len(op_raw)),), None, (), assumed),)
+        if _oversized(segs):
+            return None
+        return tuple(Segment(seg.text, span, ((seg.site,) if seg.site is not None and seg.site != span else ())
+                             + seg.origin, seg.unknown, seg.via, seg.assumed) for seg in segs)
+
+    def _arith_assignment(self, node, st, ctx) -> str | None:
+        """`DP=$((WORLD_SIZE / TP))`: the value is the one segment arith_expansion gives, placed
+        as resite places it. None for anything else."""
+        if node.child_count != 3 or ctx.ps.source.__class__ is not SourceFile:
+            return None
+        name_node, eq, value_node = node.children
+        if eq.type != "=" or name_node.type != "variable_name" or value_node.type != "arithmetic_expansion":
+            return None
+        name = name_node.text.decode()
+        old = self._get(st, name)
+        if old is not None and old.array is not None:
+            return None
+        pieces = self.arith_expansion(value_node, st, ctx, True, None)
+        seg = pieces[0][1]
+        span = ctx.ps.span(value_node)
+        origin = ((seg.site,) if seg.site is not None and seg.site != span else ()) + seg.origin
+        value = (Segment(seg.text, span, origin, seg.unknown, seg.via, seg.assumed),)
+        st.vars[name] = Var(scalar=value, exported=bool(old and old.exported), site=ctx.ps.span(node))
+        return name
+
+    def _string_assignment(self, node, st, ctx) -> str | None:
+        """`ARGS="--tp $TP \\<newline> --pp ${PP}"`: literal text, line continuations and plain
+        `$X`/`${X}`, valued as dq_string, _expand_scalar and resite value them. None for
+        anything else (other escapes, a `\\` before blanks, other expansions)."""
+        if node.child_count != 3 or ctx.ps.source.__class__ is not SourceFile:
+            return None
+        name_node, eq, value_node = node.children
+        if eq.type != "=" or name_node.type != "variable_name" or value_node.type != "string":
+            return None
+        ps = ctx.ps
+        data = ps.parse_text
+        source = ps.source
+        parts: list = []  # (literal start, end) in bytes, or an expansion node and its start
+        pos = value_node.start_byte + 1
+        for c in value_node.children:
+            if not c.is_named:
+                continue
+            t = c.type
+            if t == "string_content":
+                continue
+            if t != "simple_expansion" and t != "expansion":
                 return None
-            value = tuple(Segment(seg.text, span, ((seg.site,) if seg.site is not None and seg.site != span else ())
-                                  + seg.origin, seg.unknown, seg.via, seg.assumed) for seg in segs)
-        st.vars[name] = Var(scalar=value, exported=bool(old and old.exported), site=ps.span(node))
+            cstart = _eff_start(c, data)
+            if cstart > pos:
+                parts.append((pos, cstart))
+            parts.append((c, cstart))
+            pos = c.end_byte
+        end = value_node.end_byte - 1
+        if end > pos:
+            parts.append((pos, end))
+        name = name_node.text.decode()
+        old = self._get(st, name)
+        if old is not None and old.array is not None:
+            return None
+        out: list = []
+        for a, b in parts:
+            if a.__class__ is int:
+                raw = data[a:b].decode("utf-8", "replace")
+                start = source.char_offset(a)
+                if "\\" not in raw:
+                    out.append(Segment(raw, source.span(start, start + len(raw))))
+                    continue
+                # Only line continuations: `\\<newline>` joins the lines and is dropped.
+                runs = raw.split("\\\n")
+                if any("\\" in run for run in runs):
+                    return None
+                at = start
+                for run in runs:
+                    if run:
+                        out.append(Segment(run, source.span(at, at + len(run))))
+                    at += len(run) + 2
+                continue
+            m = _SCALAR_REF.match(data, b, a.end_byte)
+            span = source.span_bytes(b, a.end_byte)
+            if m is None:
+                if a.type != "expansion" or b != a.start_byte:
+                    return None
+                got = self._default_segments(a, span, st, ctx)
+                if got is None:
+                    return None
+                out.extend(got)
+                continue
+            ref = (m.group(1) or m.group(2)).decode()
+            segs, unknown, _ = self.var_scalar(ref, st, ctx, span)
+            if unknown is not None:
+                out.append(Segment(None, span, (), unknown))
+                continue
+            for seg in segs:
+                if seg.site != span:
+                    seg = Segment(seg.text, span, ((seg.site,) if seg.site is not None else ()) + seg.origin,
+                                  seg.unknown, seg.via, seg.assumed)
+                out.append(seg)
+        if _oversized(out):
+            return None
+        if _is_whole_expansion(value_node):
+            out = self.resite(out, ps.span(value_node))
+        st.vars[name] = Var(scalar=tuple(out), exported=bool(old and old.exported), site=ps.span(node))
         return name
 
     def _assign_result(self, node, st, ctx):

@@ -77,6 +77,10 @@ SNIPPETS = [
     "if [ \"$X\" = 1 ]; then TP=4; fi\n", "case $TP in 2) PP=8;; esac\n",
     "torchrun pretrain_gpt.py $K \"$U\" ${B} --pp $PP --tp=$TP\n", "eval \"torchrun pretrain_gpt.py $K\"\n",
     "bash -c \"python pretrain_gpt.py $U\"\n", "A2=(--x $TP)\n", "torchrun pretrain_gpt.py \"${A2[@]}\"\n",
+    "V=\"x ${TP:-2}\"\n", "V2=\"${NN:-}\"\n", "V3=\"$TP\"\n", "V4=\"${TP}\"\n", "V5=\"a\\ b $TP\"\n",
+    "V6=\"a \\  \n b\"\n", "V7=\"$1 $# $@\"\n", "V8=\"${TP}${PP}x${NN-3}\"\n", "V9=\"$(hostname) $TP\"\n",
+    "W=$((TP * PP))\n", "W2=$((${TP}+$PP))\n", "W3=$(( TP / 0 ))\n", "W4=$((i++))\n", "W5=$(($1 + 1))\n",
+    "W6=$((NOPE + 1))\n", "W7=$(( $K ))\n", "TP=$TP\n", "export K\n", "K+=\" --more\"\n",
 ]
 
 
