@@ -2177,9 +2177,7 @@ class Evaluator:
         path = ctx.ps.source.path
         table = self.assign_offsets.get(path)
         if table is None:
-            table = {}
-            _first_assignments(ctx.ps, table)
-            self.assign_offsets[path] = table
+            table = self.assign_offsets[path] = _FirstAssignments(ctx.ps)
         first = table.get(name)
         return first is not None and span is not None and span.path == path and first < span.start
 
@@ -3058,35 +3056,37 @@ def _assigned_names(node, ps, acc: set):
                 acc.add(m.group(1))
 
 
-def _first_assignments(ps, table: dict):
-    names = ps.assigned_names()
-    # `X=${X:-1}` reads X before setting it: an assignment counts from its end (it starts where
-    # its name does); a loop sets its variable from the loop's start.
-    first: dict = {}  # name (bytes) -> the first byte offset it counts as set from
-    get = names.get
-    for n in ps.syntax("assignment"):
-        raw = get(n.start_byte)
-        if raw is not None:
-            at = n.end_byte
-            if at < first.get(raw, at + 1):
-                first[raw] = at
-    loops = ps.syntax("for")
-    if loops:
-        variables = sorted(ps.syntax("for_variable"), key=_start)
-        for n, v in zip(sorted(loops, key=_start), variables):
-            raw, at = names[v.start_byte], n.start_byte
-            if at < first.get(raw, at + 1):
-                first[raw] = at
-    char = None if getattr(ps.source, "_ascii", False) else ps.source.char_offset
-    for raw, at in first.items():
-        name = raw.decode("utf-8", "replace")
-        off = at if char is None else char(at)
-        if name not in table or off < table[name]:
-            table[name] = off
+class _FirstAssignments:
+    """name -> the character offset from which the script has set it (its first assignment's
+    end, or the start of the first loop over it). Worked out per name on first ask: a script
+    asks about the few inputs it reads, not about every name it assigns."""
 
+    def __init__(self, ps):
+        self.ps = ps
+        self._by_name: dict | None = None
+        self._found: dict = {}
 
-def _start(node) -> int:
-    return node.start_byte
+    def get(self, name: str) -> int | None:
+        if name in self._found:
+            return self._found[name]
+        by_name = self._by_name
+        if by_name is None:
+            by_name = self._by_name = {}
+            for start, raw in self.ps.assigned_names().items():
+                by_name.setdefault(raw.decode("utf-8", "replace"), []).append(start)
+        first = None
+        nodes = self.ps.assigned_nodes()
+        for start in by_name.get(name, ()):
+            node, loop = nodes[start]
+            # `X=${X:-1}` reads X before setting it: an assignment counts from its end (it
+            # starts where its name does); a loop sets its variable from the loop's start.
+            at = node.parent.start_byte if loop else node.parent.end_byte
+            if first is None or at < first:
+                first = at
+        if first is not None:
+            first = self.ps.source.char_offset(first)
+        self._found[name] = first
+        return first
 
 
 def _local_names(body, ps, acc: set):

@@ -46,6 +46,7 @@ class ParsedScript:
     _syntax: dict | None = None
     _assigned: dict | None = None
     _top: list | None = None
+    _assigned_nodes: dict | None = None
 
     @property
     def root(self) -> tree_sitter.Node:
@@ -78,6 +79,15 @@ class ParsedScript:
             self._assigned = {n.start_byte: data[n.start_byte:n.end_byte].split(b"[", 1)[0]
                               for n in self.syntax("assigned") + self.syntax("for_variable")}
         return self._assigned
+
+    def assigned_nodes(self) -> dict:
+        """start byte -> (the name node of an assignment or `for` loop, whether it is a loop's):
+        its parent is the assignment or the loop."""
+        if self._assigned_nodes is None:
+            nodes = {n.start_byte: (n, False) for n in self.syntax("assigned")}
+            nodes.update((n.start_byte, (n, True)) for n in self.syntax("for_variable"))
+            self._assigned_nodes = nodes
+        return self._assigned_nodes
 
 
 _QUERIES: dict = {}
