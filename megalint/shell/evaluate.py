@@ -1819,15 +1819,15 @@ class Evaluator:
             for seg, a, b in f:
                 got = placed.get(id(seg))
                 if got is None:
-                    got = placed[id(seg)] = (self._in_place(seg), seg.via if span in seg.via else seg.via + (span,))
-                src, via = got
+                    src = self._in_place(seg)
+                    got = placed[id(seg)] = (src.span if src is not None else None, seg.site.start if src is not None else 0,
+                                             seg.via if span in seg.via else seg.via + (span,))
+                at, base, via = got
                 text = seg.text
-                if a == 0 and b == len(text):
+                if at is None or (a == 0 and b == len(text)):
                     site = seg.site
-                elif src is not None:
-                    site = src.span(seg.site.start + a, seg.site.start + b)
                 else:
-                    site = seg.site
+                    site = at(base + a, base + b)
                 out.append(Segment(text[a:b], site, seg.origin, seg.unknown, via, seg.assumed))
             words.append(Word(tuple(out)))
         return words

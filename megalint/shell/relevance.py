@@ -98,8 +98,11 @@ def skippable(ps: ParsedScript, also_read: frozenset | None = frozenset()) -> Sk
     if not any(shape[2] for shape in shapes):
         return NOTHING
     functions = {n.text for n in ps.syntax("function")}
-    unsafe: list[int] = [n.start_byte for n in ps.syntax("command_name")
-                         if n.text not in _SAFE or (functions and n.text in functions)]
+    unsafe: list[int] = []
+    for n in ps.syntax("command_name"):
+        name = n.text
+        if name not in _SAFE or name in functions:
+            unsafe.append(n.start_byte)
     unsafe.extend(n.start_byte for n in ps.syntax("unsafe"))
     unsafe.extend(n.start_byte for n in ps.syntax("compound") if n.text.startswith(b"(("))
     unsafe.extend(n.start_byte for n in ps.syntax("arith") if _ARITH_UNSAFE.search(n.text))
@@ -147,7 +150,7 @@ def skippable(ps: ParsedScript, also_read: frozenset | None = frozenset()) -> Sk
     for key, names in candidates.items():
         if not names:
             continue
-        if any(name in read for name in names):
+        if not read.isdisjoint(names):
             back.append(key)
         else:
             pending[key] = names
