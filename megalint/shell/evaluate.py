@@ -1086,6 +1086,10 @@ class Evaluator:
     def shell_c(self, words):
         """Find `bash -c STRING` (possibly after a wrapper such as srun): returns (index, word)."""
         for i, w in enumerate(words):
+            segs = w.segments
+            # Most words are flags: only one whose text ends in "sh" can name a shell.
+            if not segs or (segs[-1].text is not None and segs[-1].text != "" and not segs[-1].text.endswith("sh")):
+                continue
             t = w.text
             if t is None:
                 continue

@@ -105,8 +105,8 @@ SYNTAX_QUERY = """
 (ERROR) @unsafe
 (compound_statement) @compound
 (arithmetic_expansion) @arith
-(variable_assignment name: (_) @assigned) @assignment
-(for_statement variable: (_) @for_variable) @for
+(variable_assignment name: (_) @assigned)
+(for_statement variable: (_) @for_variable)
 """
 
 
