@@ -7,6 +7,7 @@ character offsets into the decoded text so that fixes can edit it without recomp
 from __future__ import annotations
 
 import bisect
+from itertools import accumulate
 
 
 class Span:
@@ -19,7 +20,7 @@ class Span:
     columns; two spans of the same file table compare by offsets, which is the same thing.
     """
 
-    __slots__ = ("path", "start", "end", "_pos", "_lines")
+    __slots__ = ("path", "start", "end", "_pos", "_file")
 
     def __init__(self, path: str, start_line: int, start_col: int, end_line: int, end_col: int,
                  start: int = 0, end: int = 0):
@@ -27,10 +28,10 @@ class Span:
         self.start = start  # character offset, inclusive
         self.end = end  # character offset, exclusive
         self._pos = (start_line, start_col, end_line, end_col)
-        self._lines = None
+        self._file = None  # the SourceFile whose line table gives _pos, when not given
 
     def _resolve(self) -> tuple:
-        starts = self._lines
+        starts = self._file.line_starts
         start, end = self.start, self.end
         sl = bisect.bisect_right(starts, start) - 1
         el = bisect.bisect_right(starts, end, sl) - 1 if end >= start else bisect.bisect_right(starts, end) - 1
@@ -61,7 +62,7 @@ class Span:
             return True
         if other.__class__ is not Span:
             return NotImplemented
-        if self._lines is not None and self._lines is other._lines:
+        if self._file is not None and self._file is other._file:
             return self.start == other.start and self.end == other.end and self.path == other.path
         return self._key() == other._key()
 
@@ -115,20 +116,24 @@ class SourceFile:
     launch scripts carry non-ASCII comments (Chinese in 179 of 1,322 public scripts).
     """
 
-    def __init__(self, path: str, text: str):
+    def __init__(self, path: str, text: str, data: bytes | None = None):
         self.path = path
         self.text = text
-        self.data = text.encode("utf-8")
-        starts = [0]
-        find = text.find
-        i = find("\n")
-        while i >= 0:
-            starts.append(i + 1)
-            i = find("\n", i + 1)
-        self._line_starts = starts
+        self.data = text.encode("utf-8") if data is None else data  # data: text's UTF-8, when at hand
+        self._starts: list[int] | None = None
         self._ascii = len(self.data) == len(text)
         self._byte_line_starts: list[int] | None = None
         self._line_ascii: list = []
+
+    @property
+    def line_starts(self) -> list[int]:
+        """The character offset of each line's start; found on first use (most files are
+        linted without a position being shown)."""
+        starts = self._starts
+        if starts is None:
+            starts = self._starts = list(accumulate(map((1).__add__, map(len, self.text.split("\n")[:-1])),
+                                                    initial=0))
+        return starts
 
     @property
     def lines(self) -> list[str]:
@@ -160,12 +165,12 @@ class SourceFile:
             end = starts[line + 1] if line + 1 < len(starts) else len(data)
             ascii_line = self._line_ascii[line] = data[begin:end].isascii()
         if ascii_line:
-            return self._line_starts[line] + byte_offset - begin
-        return self._line_starts[line] + len(data[begin:byte_offset].decode("utf-8", "ignore"))
+            return self.line_starts[line] + byte_offset - begin
+        return self.line_starts[line] + len(data[begin:byte_offset].decode("utf-8", "ignore"))
 
     def position(self, char_offset: int) -> tuple[int, int]:
-        line = bisect.bisect_right(self._line_starts, char_offset) - 1
-        return line + 1, char_offset - self._line_starts[line] + 1
+        line = bisect.bisect_right(self.line_starts, char_offset) - 1
+        return line + 1, char_offset - self.line_starts[line] + 1
 
     def span(self, start: int, end: int) -> Span:
         """A span from character offsets."""
@@ -174,7 +179,7 @@ class SourceFile:
         span.start = start
         span.end = end
         span._pos = None
-        span._lines = self._line_starts
+        span._file = self
         return span
 
     def span_bytes(self, start_byte: int, end_byte: int) -> Span:
@@ -183,6 +188,6 @@ class SourceFile:
         return self.span(self.char_offset(start_byte), self.char_offset(end_byte))
 
     def line_text(self, line: int) -> str:
-        start = self._line_starts[line - 1]
-        end = self._line_starts[line] - 1 if line < len(self._line_starts) else len(self.text)
+        start = self.line_starts[line - 1]
+        end = self.line_starts[line] - 1 if line < len(self.line_starts) else len(self.text)
         return self.text[start:end]

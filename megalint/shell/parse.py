@@ -140,9 +140,10 @@ def decode(path: str, data: bytes) -> str:
     return text
 
 
-def parse_text(path: str, text: str) -> ParsedScript:
+def parse_text(path: str, text: str, data: bytes | None = None) -> ParsedScript:
+    """Parse `text`; `data`, when given, is its UTF-8 (the file's bytes, read already)."""
     try:
-        source = SourceFile(path, text)
+        source = SourceFile(path, text, data)
     except UnicodeEncodeError as exc:
         # Only a str built in Python can hold lone surrogates; a file read by decode() cannot.
         line = text[: exc.start].count("\n") + 1
@@ -180,7 +181,7 @@ def _parse_placeholders(source: SourceFile, data: bytes) -> tuple[tree_sitter.Tr
 
 
 def parse_file(path: str, data: bytes) -> ParsedScript:
-    return parse_text(path, decode(path, data))
+    return parse_text(path, decode(path, data), data[3:] if data.startswith(b"\xef\xbb\xbf") else data)
 
 
 def _trailing_continuation(source: SourceFile) -> Span | None:
