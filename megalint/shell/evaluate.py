@@ -1297,11 +1297,7 @@ class Evaluator:
         if plain is not None:
             return plain
         if FAST_PATHS:
-            plain = self._default_assignment(node, st, ctx)
-            if plain is None:
-                plain = self._arith_assignment(node, st, ctx)
-            if plain is None:
-                plain = self._string_assignment(node, st, ctx)
+            plain = self._fast_assignment(node, st, ctx)
             if plain is not None:
                 return plain
         name, var = self._memo(ctx.ps, ("a", node.start_byte, node.end_byte), st,
@@ -1329,25 +1325,37 @@ class Evaluator:
                             exported=bool(old and old.exported), site=ctx.ps.span(node))
         return name
 
-    def _default_assignment(self, node, st, ctx) -> str | None:
-        """`NNODES=${NNODES:-1}` (or `${X-d}`, `${X:-}`), the default a plain word: what the
-        general path gives (brace_expansion, operator, resite), without its pieces. None for
-        anything else."""
+    def _fast_assignment(self, node, st, ctx) -> str | None:
+        """`NAME=value` where the value has a fast path (`${X:-1}`, `$((…))`, a plain "…"
+        string): what the general path gives (_assign, expand_scalar, resite), without its
+        pieces. None for anything else."""
         if node.child_count != 3 or ctx.ps.source.__class__ is not SourceFile:
             return None
         name_node, eq, value_node = node.children
-        if eq.type != "=" or name_node.type != "variable_name" or value_node.type != "expansion":
+        if eq.type != "=" or name_node.type != "variable_name":
+            return None
+        kind = value_node.type
+        if kind == "expansion":
+            valuer = self._default_value
+        elif kind == "arithmetic_expansion":
+            valuer = self._arith_value
+        elif kind == "string":
+            valuer = self._string_value
+        else:
             return None
         name = name_node.text.decode()
         old = self._get(st, name)
         if old is not None and old.array is not None:
             return None
-        ps = ctx.ps
-        value = self._default_segments(value_node, ps.span(value_node), st, ctx)
+        value = valuer(value_node, st, ctx)
         if value is None:
             return None
-        st.vars[name] = Var(scalar=value, exported=bool(old and old.exported), site=ps.span(node))
+        st.vars[name] = Var(scalar=value, exported=bool(old and old.exported), site=ctx.ps.span(node))
         return name
+
+    def _default_value(self, node, st, ctx) -> tuple | None:
+        """`${NNODES:-1}` (or `${X-d}`, `${X:-}`), the default a plain word."""
+        return self._default_segments(node, ctx.ps.span(node), st, ctx)
 
     def _default_segments(self, node, span, st, ctx) -> tuple | None:
         """The value of `${X:-word}`, `${X-word}` or `${X:-}` (a plain word), each segment
@@ -1395,35 +1403,18 @@ class Evaluator:
         return tuple(Segment(seg.text, span, ((seg.site,) if seg.site is not None and seg.site != span else ())
                              + seg.origin, seg.unknown, seg.via, seg.assumed) for seg in segs)
 
-    def _arith_assignment(self, node, st, ctx) -> str | None:
-        """`DP=$((WORLD_SIZE / TP))`: the value is the one segment arith_expansion gives, placed
-        as resite places it. None for anything else."""
-        if node.child_count != 3 or ctx.ps.source.__class__ is not SourceFile:
-            return None
-        name_node, eq, value_node = node.children
-        if eq.type != "=" or name_node.type != "variable_name" or value_node.type != "arithmetic_expansion":
-            return None
-        name = name_node.text.decode()
-        old = self._get(st, name)
-        if old is not None and old.array is not None:
-            return None
-        pieces = self.arith_expansion(value_node, st, ctx, True, None)
-        seg = pieces[0][1]
-        span = ctx.ps.span(value_node)
+    def _arith_value(self, node, st, ctx) -> tuple:
+        """`$((WORLD_SIZE / TP))`: the one segment arith_expansion gives, placed as resite
+        places it."""
+        seg = self.arith_expansion(node, st, ctx, True, None)[0][1]
+        span = ctx.ps.span(node)
         origin = ((seg.site,) if seg.site is not None and seg.site != span else ()) + seg.origin
-        value = (Segment(seg.text, span, origin, seg.unknown, seg.via, seg.assumed),)
-        st.vars[name] = Var(scalar=value, exported=bool(old and old.exported), site=ctx.ps.span(node))
-        return name
+        return (Segment(seg.text, span, origin, seg.unknown, seg.via, seg.assumed),)
 
-    def _string_assignment(self, node, st, ctx) -> str | None:
-        """`ARGS="--tp $TP \\<newline> --pp ${PP}"`: literal text, line continuations and plain
-        `$X`/`${X}`, valued as dq_string, _expand_scalar and resite value them. None for
+    def _string_value(self, value_node, st, ctx) -> tuple | None:
+        """`"--tp $TP \\<newline> --pp ${PP}"`: literal text, line continuations, plain `$X`,
+        `${X}` and `${X:-word}`, valued as dq_string and _expand_scalar value them. None for
         anything else (other escapes, a `\\` before blanks, other expansions)."""
-        if node.child_count != 3 or ctx.ps.source.__class__ is not SourceFile:
-            return None
-        name_node, eq, value_node = node.children
-        if eq.type != "=" or name_node.type != "variable_name" or value_node.type != "string":
-            return None
         ps = ctx.ps
         data = ps.parse_text
         source = ps.source
@@ -1445,10 +1436,6 @@ class Evaluator:
         end = value_node.end_byte - 1
         if end > pos:
             parts.append((pos, end))
-        name = name_node.text.decode()
-        old = self._get(st, name)
-        if old is not None and old.array is not None:
-            return None
         out: list = []
         for a, b in parts:
             if a.__class__ is int:
@@ -1490,9 +1477,8 @@ class Evaluator:
         if _oversized(out):
             return None
         if _is_whole_expansion(value_node):
-            out = self.resite(out, ps.span(value_node))
-        st.vars[name] = Var(scalar=tuple(out), exported=bool(old and old.exported), site=ps.span(node))
-        return name
+            return self.resite(out, ps.span(value_node))
+        return tuple(out)
 
     def _assign_result(self, node, st, ctx):
         name = self._assign(node, st, ctx)

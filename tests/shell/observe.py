@@ -36,3 +36,15 @@ def generator():
     sys.modules.setdefault("parse_bench", mod)
     spec.loader.exec_module(mod)
     return mod
+
+
+def write_generated(gen, root: pathlib.Path, seed: int) -> tuple[str, str]:
+    """One generated script and the files it sources, written under root: (path, text)."""
+    g = gen.generate(seed)
+    d = root / f"s{seed}"
+    d.mkdir()
+    for name, text in g.extra_files.items():
+        (d / name).write_text(text)
+    path = d / g.name
+    path.write_text(g.text)
+    return str(path), g.text

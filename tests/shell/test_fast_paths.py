@@ -18,7 +18,7 @@ from megalint.shell import evaluate
 from megalint.shell.analyze import analyze_parsed
 from megalint.shell.parse import InputError, parse_text
 
-from tests.shell.observe import FIXTURES, ROOT, generator, seen, word
+from tests.shell.observe import FIXTURES, ROOT, generator, seen, word, write_generated
 
 
 def _observe(path: str, text: str, fast: bool):
@@ -54,14 +54,7 @@ def test_fixtures_evaluate_the_same(path):
 def test_generated_scripts_evaluate_the_same(tmp_path):
     gen = generator()
     for seed in range(150):
-        g = gen.generate(seed)
-        d = tmp_path / f"s{seed}"
-        d.mkdir()
-        for name, text in g.extra_files.items():
-            (d / name).write_text(text)
-        path = d / g.name
-        path.write_text(g.text)
-        assert _same(str(path), g.text), seed
+        assert _same(*write_generated(gen, tmp_path, seed)), seed
 
 
 # Each line is something a fast path takes, or a near miss it must leave to the general code.

@@ -20,7 +20,7 @@ from megalint.shell.evaluate import Evaluator
 from megalint.shell.parse import InputError, parse_text
 from megalint.shell.relevance import names_read, skippable
 
-from tests.shell.observe import FIXTURES, ROOT, generator, seen
+from tests.shell.observe import FIXTURES, ROOT, generator, seen, write_generated
 
 
 def _both(path: str, text: str):
@@ -59,19 +59,13 @@ def test_generated_scripts_see_the_same_launches(tmp_path):
     gen = generator()
     compared = skipped_any = 0
     for seed in range(120):
-        g = gen.generate(seed)
-        d = tmp_path / f"s{seed}"
-        d.mkdir()
-        for name, text in g.extra_files.items():
-            (d / name).write_text(text)
-        path = d / g.name
-        path.write_text(g.text)
-        got = _both(str(path), g.text)
+        path, text = write_generated(gen, tmp_path, seed)
+        got = _both(path, text)
         if got is None:
             continue
         compared += 1
         assert got[0] == got[1], f"seed {seed}"
-        skipped_any += bool(skippable(parse_text(str(path), g.text)).statements)
+        skipped_any += bool(skippable(parse_text(path, text)).statements)
     # The comparison must have run on most scripts, and skipping must have happened in many.
     assert compared >= 100 and skipped_any >= 50, (compared, skipped_any)
 
