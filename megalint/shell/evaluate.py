@@ -2531,18 +2531,8 @@ class Evaluator:
         if string_node is None:
             raise arith.ArithUnknown(f"`{text}` could not be read")
         pieces = self.pieces(string_node, st, _Ctx(sub, ctx.wrappers, ctx.depth), True, None)
-        out = []
-        for p in pieces:
-            if p[0] != "seg":
-                continue
-            s = p[1]
-            if s.text is None:
-                raise arith.ArithUnknown(s.unknown.reason if s.unknown else "unknown value")
-            if origins is not None:
-                origins.extend(s.origin)
-            if assumed is not None and s.assumed:
-                assumed.append(s.assumed)
-            out.append(s.text)
+        out: list = []
+        _arith_texts([p[1] for p in pieces if p[0] == "seg"], origins, assumed, out)
         return "".join(out)
 
     def _arith_refs(self, text, st, origins, assumed) -> str | None:
@@ -2561,14 +2551,7 @@ class Evaluator:
             if var is None or var.unknown is not None or var.array is not None:
                 return None
             out.append(text[pos:m.start()])
-            for seg in var.scalar or ():
-                if seg.text is None:
-                    raise arith.ArithUnknown(seg.unknown.reason if seg.unknown else "unknown value")
-                if origins is not None:
-                    origins.extend(seg.origin)
-                if assumed is not None and seg.assumed:
-                    assumed.append(seg.assumed)
-                out.append(seg.text)
+            _arith_texts(var.scalar or (), origins, assumed, out)
             pos = m.end()
         out.append(text[pos:])
         return "".join(out)
@@ -2789,6 +2772,19 @@ def _difference(a: "State", b: "State") -> int:
     if extra:
         n += sum(1 for k in va if k not in vb)
     return n
+
+
+def _arith_texts(segs, origins, assumed, out: list) -> None:
+    """The texts of the segments an expansion gives inside `$(( ))`, with where they came from;
+    an unknown one makes the expression unknown."""
+    for seg in segs:
+        if seg.text is None:
+            raise arith.ArithUnknown(seg.unknown.reason if seg.unknown else "unknown value")
+        if origins is not None:
+            origins.extend(seg.origin)
+        if assumed is not None and seg.assumed:
+            assumed.append(seg.assumed)
+        out.append(seg.text)
 
 
 def _text(segs) -> str | None:
