@@ -1744,10 +1744,18 @@ class Evaluator:
         """A word with nothing to expand, escape or split (`--num-layers`, `pretrain_gpt.py`):
         itself, where it is written. What the general path gives, without building pieces."""
         raw = node.text
-        if len(raw) > _PLAIN_MAX or _NOT_PLAIN.search(raw) or ps.source.__class__ is not SourceFile:
+        if len(raw) > _PLAIN_MAX or _NOT_PLAIN.search(raw):
             return None
-        a = ps.source.char_offset(node.start_byte)
-        return [Word((Segment(raw.decode(), ps.source.span(a, a + len(raw))),))]
+        source = ps.source
+        a = source.char_offset(node.start_byte)
+        if source.__class__ is SourceFile:
+            return [Word((Segment(raw.decode(), source.span(a, a + len(raw))),))]
+        if source.__class__ is _MappedSource:
+            # In a command string: one segment when the word comes from one place (lits).
+            placed = source.placed(a, a + len(raw))
+            if placed is not None:
+                return [Word((Segment(raw.decode(), placed[0], placed[1]),))]
+        return None
 
     def _scalar_word(self, node, st, ctx) -> list[Word] | None:
         """`$ARGS` or `${TP}` unquoted, holding known text: split into words as `_split` does,
@@ -2684,6 +2692,13 @@ class _MappedSource:
                 out.append((x, y))
             i += 1
         return out or [(a, b)]
+
+    def placed(self, a: int, b: int) -> tuple | None:
+        """(span, origin) of [a, b) when its characters come from one place, else None."""
+        i = self._index(a, False)
+        if i is None or b > self._pieces[i][1]:
+            return None
+        return self.span(a, b), self._pieces[i][4]
 
     def origin(self, a: int, b: int) -> tuple:
         """Where the characters [a, b) came from before they were written where `span` says."""
