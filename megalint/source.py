@@ -7,6 +7,7 @@ character offsets into the decoded text so that fixes can edit it without recomp
 from __future__ import annotations
 
 import bisect
+import re
 from itertools import accumulate
 
 
@@ -109,6 +110,23 @@ class Span:
 _new_span = object.__new__
 
 
+_NON_ASCII = re.compile(rb"[\x80-\xff]+")
+
+
+def _non_ascii_runs(data: bytes) -> tuple:
+    """(starts, ends, extra bytes up to each end) of the runs of non-ASCII bytes in UTF-8 data.
+    A run holds whole characters: every byte of a multi-byte character is non-ASCII."""
+    starts, ends, extras = [], [], []
+    extra = 0
+    for m in _NON_ASCII.finditer(data):
+        s, e = m.span()
+        extra += (e - s) - len(data[s:e].decode("utf-8", "ignore"))
+        starts.append(s)
+        ends.append(e)
+        extras.append(extra)
+    return starts, ends, extras
+
+
 class SourceFile:
     """The decoded text of one file, with offset <-> line/column mapping.
 
@@ -122,8 +140,7 @@ class SourceFile:
         self.data = text.encode("utf-8") if data is None else data  # data: text's UTF-8, when at hand
         self._starts: list[int] | None = None
         self._ascii = len(self.data) == len(text)
-        self._byte_line_starts: list[int] | None = None
-        self._line_ascii: list = []
+        self._runs: tuple | None = None  # non-ASCII runs, for char_offset
 
     @property
     def line_starts(self) -> list[int]:
@@ -145,28 +162,18 @@ class SourceFile:
         data = self.data
         if byte_offset >= len(data):
             return len(self.text)
-        starts = self._byte_line_starts
-        if starts is None:
-            starts = [0]
-            find = data.find
-            i = find(b"\n")
-            while i >= 0:
-                starts.append(i + 1)
-                i = find(b"\n", i + 1)
-            self._byte_line_starts = starts
-            # per line: True when it is ASCII (bytes are characters), found on first use
-            self._line_ascii = [None] * len(starts)
-        # Lines are found by bytes; within an ASCII line a byte is a character, in any other
-        # only the part of the line before the offset is decoded.
-        line = bisect.bisect_right(starts, byte_offset) - 1
-        begin = starts[line]
-        ascii_line = self._line_ascii[line]
-        if ascii_line is None:
-            end = starts[line + 1] if line + 1 < len(starts) else len(data)
-            ascii_line = self._line_ascii[line] = data[begin:end].isascii()
-        if ascii_line:
-            return self.line_starts[line] + byte_offset - begin
-        return self.line_starts[line] + len(data[begin:byte_offset].decode("utf-8", "ignore"))
+        runs = self._runs
+        if runs is None:
+            runs = self._runs = _non_ascii_runs(data)
+        starts, ends, extras = runs
+        # Bytes past the characters that take more than one: those of the runs that end at or
+        # before the offset, and of the part of a run the offset falls in.
+        i = bisect.bisect_right(ends, byte_offset)
+        before = extras[i - 1] if i else 0
+        if i < len(starts) and starts[i] < byte_offset:
+            s = starts[i]
+            before += (byte_offset - s) - len(data[s:byte_offset].decode("utf-8", "ignore"))
+        return byte_offset - before
 
     def position(self, char_offset: int) -> tuple[int, int]:
         line = bisect.bisect_right(self.line_starts, char_offset) - 1
