@@ -48,6 +48,8 @@ MAX_PATTERN_REPLACE = 512  # glob `/`/`//` are cubic
 _IFS = re.compile(r"[ \t\n]+")
 # `$` in arithmetic: a plain reference (groups 1, 2), or anything else (no group).
 _ARITH_REF = re.compile(r"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\}|)")
+# `$X`, `$1`, `${X}` whose value var_scalar gives (in a value: no splitting)
+_VALUE_REF = re.compile(rb"\$(?:([A-Za-z_][A-Za-z0-9_]*|[0-9])|\{([A-Za-z_][A-Za-z0-9_]*)\})\Z")
 _SCALAR_REF = re.compile(rb"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})\Z")
 _BLANK = re.compile(rb"[^\n]")
 _NOT_LAUNCH = frozenset(
@@ -1335,8 +1337,8 @@ class Evaluator:
         if eq.type != "=" or name_node.type != "variable_name":
             return None
         kind = value_node.type
-        if kind == "expansion":
-            valuer = self._default_value
+        if kind == "expansion" or kind == "simple_expansion":
+            valuer = self._ref_value
         elif kind == "arithmetic_expansion":
             valuer = self._arith_value
         elif kind == "string":
@@ -1352,10 +1354,6 @@ class Evaluator:
             return None
         st.vars[name] = Var(scalar=value, exported=bool(old and old.exported), site=ctx.ps.span(node))
         return name
-
-    def _default_value(self, node, st, ctx) -> tuple | None:
-        """`${NNODES:-1}` (or `${X-d}`, `${X:-}`), the default a plain word."""
-        return self._default_segments(node, ctx.ps.span(node), st, ctx)
 
     def _default_segments(self, node, span, st, ctx) -> tuple | None:
         """The value of `${X:-word}`, `${X-word}` or `${X:-}` (a plain word), each segment
@@ -1454,31 +1452,38 @@ class Evaluator:
                         out.append(Segment(run, source.span(at, at + len(run))))
                     at += len(run) + 2
                 continue
-            m = _SCALAR_REF.match(data, b, a.end_byte)
-            span = source.span_bytes(b, a.end_byte)
-            if m is None:
-                if a.type != "expansion" or b != a.start_byte:
-                    return None
-                got = self._default_segments(a, span, st, ctx)
-                if got is None:
-                    return None
-                out.extend(got)
-                continue
-            ref = (m.group(1) or m.group(2)).decode()
-            segs, unknown, _ = self.var_scalar(ref, st, ctx, span)
-            if unknown is not None:
-                out.append(Segment(None, span, (), unknown))
-                continue
-            for seg in segs:
-                if seg.site != span:
-                    seg = Segment(seg.text, span, ((seg.site,) if seg.site is not None else ()) + seg.origin,
-                                  seg.unknown, seg.via, seg.assumed)
-                out.append(seg)
+            got = self._ref_segments(a, b, st, ctx)
+            if got is None:
+                return None
+            out.extend(got)
         if _oversized(out):
             return None
         if _is_whole_expansion(value_node):
             return self.resite(out, ps.span(value_node))
         return tuple(out)
+
+    def _ref_value(self, node, st, ctx) -> tuple | None:
+        """`$X`, `${X}`, `$1` or `${X:-word}` as the whole value."""
+        out = self._ref_segments(node, node.start_byte, st, ctx)
+        return None if out is None or _oversized(out) else tuple(out)
+
+    def _ref_segments(self, node, start, st, ctx) -> list | None:
+        """The expansion `node` (written from byte `start`: inside "…" its node may begin with
+        the blank before it) when it is `$X`, `${X}`, `$1` or `${X:-word}`: its segments as
+        _expand_scalar shows them, at the expansion. None for any other expansion."""
+        span = ctx.ps.source.span_bytes(start, node.end_byte)
+        m = _VALUE_REF.match(ctx.ps.parse_text, start, node.end_byte)
+        if m is None:
+            if node.type != "expansion" or start != node.start_byte:
+                return None
+            got = self._default_segments(node, span, st, ctx)
+            return None if got is None else list(got)
+        segs, unknown, _ = self.var_scalar((m.group(1) or m.group(2)).decode(), st, ctx, span)
+        if unknown is not None:
+            return [Segment(None, span, (), unknown)]
+        return [seg if seg.site == span else
+                Segment(seg.text, span, ((seg.site,) if seg.site is not None else ()) + seg.origin, seg.unknown,
+                        seg.via, seg.assumed) for seg in segs]
 
     def _assign_result(self, node, st, ctx):
         name = self._assign(node, st, ctx)
