@@ -3077,12 +3077,13 @@ class _FirstAssignments:
             return self._found[name]
         by_name = self._by_name
         if by_name is None:
+            # names as written (bytes): a variable's name is ASCII, so its str encodes to them
             by_name = self._by_name = {}
             for start, raw in self.ps.assigned_names().items():
-                by_name.setdefault(raw.decode("utf-8", "replace"), []).append(start)
+                by_name.setdefault(raw, []).append(start)
         first = None
         nodes = self.ps.assigned_nodes()
-        for start in by_name.get(name, ()):
+        for start in by_name.get(name.encode("utf-8", "replace"), ()):
             node, loop = nodes[start]
             # `X=${X:-1}` reads X before setting it: an assignment counts from its end (it
             # starts where its name does); a loop sets its variable from the loop's start.
