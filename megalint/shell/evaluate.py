@@ -943,13 +943,14 @@ class Evaluator:
     def command(self, node, st, ctx):
         assigns_nodes = []
         name_node = node.child_by_field_name("name")
-        arg_nodes = []
-        for i, c in enumerate(node.children):
-            fname = node.field_name_for_child(i)
-            if c.type == "variable_assignment" and name_node is not None and c.start_byte < name_node.start_byte:
-                assigns_nodes.append(c)
-            elif fname == "argument":
-                arg_nodes.append(c)
+        if name_node is not None:
+            name_start = name_node.start_byte
+            for c in node.children:  # `VAR=x cmd`: the assignments before the name
+                if c.start_byte >= name_start:
+                    break
+                if c.type == "variable_assignment":
+                    assigns_nodes.append(c)
+        arg_nodes = node.children_by_field_name("argument")
         if name_node is None:
             for a in assigns_nodes:
                 self.assign(a, st, ctx)

@@ -55,9 +55,10 @@ _IDENT_B = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 # In `$(( ))`: an assignment, `++`/`--`, a base (`16#ff`), `**` (a negative exponent fails), or a
 # division that is not by a non-zero number written out (division by 0 is reported).
 _ARITH_UNSAFE = re.compile(rb"(?<![=!<>])=(?!=)|\+\+|--|#|\*\*|[/%](?!\s*[1-9][0-9]*(?![0-9A-Za-z_.\[]))")
-# `${X:=v}`, `${X=v}` assign; `${X:?msg}`, `${X?}` stop the script. Read over the whole text: a
-# match inside quotes or a comment only keeps a statement that could have been skipped.
-_EXPANSION_UNSAFE = re.compile(rb"\$\{[^}]*?:?[=?]")
+# `${X:=v}`, `${X=v}` assign; `${X:?msg}`, `${X?}` stop the script: a `=` or `?` before the `}`.
+# Read over the whole text: a match inside quotes or a comment only keeps a statement that could
+# have been skipped.
+_EXPANSION_UNSAFE = re.compile(rb"\$\{[^}=?]*[=?]")
 _STRAY_BACKSLASH = re.compile(rb"\\[ \t]+\n")
 
 
