@@ -20,8 +20,11 @@ _SHORT = {"-N": "--nodes", "-n": "--ntasks", "-C": "--constraint", "-p": "--part
 
 def read_headers(source: SourceFile) -> list[SchedulerHeader]:
     headers: list[SchedulerHeader] = []
+    text = source.text
+    if "#SBATCH" not in text and "#PBS" not in text:
+        return headers
     offset = 0
-    for line in source.text.split("\n"):
+    for line in text.split("\n"):
         stripped = line.strip()
         if stripped and not stripped.startswith("#"):
             break
