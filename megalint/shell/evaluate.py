@@ -1773,7 +1773,15 @@ class Evaluator:
         if name.startswith("__megalint_unknown_"):
             return None
         var = self._get(st, name)
-        if var is None or var.unknown is not None or var.array is not None or not var.scalar:
+        if var is None or var.unknown is not None:
+            # An input or an unknown value: one unknown word (or none, for a name the script
+            # sets elsewhere), as simple_expansion and _split give it.
+            span = ctx.ps.source.span_bytes(node.start_byte, node.end_byte)
+            segs, unknown, _ = self.var_scalar(name, st, ctx, span)
+            if unknown is not None:
+                return [Word((Segment(None, span, (), unknown),))]
+            return None if segs else []
+        if var.array is not None or not var.scalar:
             return None
         segs = var.scalar
         if len(segs) > MAX_VALUE_SEGMENTS:
