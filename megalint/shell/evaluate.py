@@ -1411,6 +1411,13 @@ class Evaluator:
         return (Segment(seg.text, span, origin, seg.unknown, seg.via, seg.assumed),)
 
     def _string_value(self, value_node, st, ctx) -> tuple | None:
+        """`"…"` as a whole value: its segments, placed as resite places a lone expansion."""
+        out = self._string_segments(value_node, st, ctx)
+        if out is not None and _is_whole_expansion(value_node):
+            return self.resite(out, ctx.ps.span(value_node))
+        return out
+
+    def _string_segments(self, value_node, st, ctx) -> tuple | None:
         """`"--tp $TP \\<newline> --pp ${PP}"`: literal text, line continuations, plain `$X`,
         `${X}` and `${X:-word}`, valued as dq_string and _expand_scalar value them. None for
         anything else (other escapes, a `\\` before blanks, other expansions)."""
@@ -1459,8 +1466,6 @@ class Evaluator:
             out.extend(got)
         if _oversized(out):
             return None
-        if _is_whole_expansion(value_node):
-            return self.resite(out, ps.span(value_node))
         return tuple(out)
 
     def _ref_value(self, node, st, ctx) -> tuple | None:
@@ -1739,10 +1744,16 @@ class Evaluator:
                     cached = self.split(self.pieces(node, st, ctx, quoted=False, eid=None), node, ctx)
                 ps.cache[key] = cached
             return list(cached)
-        if FAST_PATHS and (t == "simple_expansion" or t == "expansion"):
-            got = self._scalar_word(node, st, ctx)
-            if got is not None:
-                return got
+        if FAST_PATHS:
+            if t == "simple_expansion" or t == "expansion":
+                got = self._scalar_word(node, st, ctx)
+                if got is not None:
+                    return got
+            elif t == "string" and ctx.ps.source.__class__ is SourceFile:
+                # "…" is one word; its expansions are shown where they are written (_split).
+                segs = self._string_segments(node, st, ctx)
+                if segs is not None:
+                    return [Word(segs)]
         return list(self._memo(ctx.ps, ("w", node.start_byte, node.end_byte, node.type), st,
                                lambda: tuple(self.split(self.pieces(node, st, ctx, quoted=False, eid=None), node, ctx))))
 

@@ -74,6 +74,8 @@ SNIPPETS = [
     "V6=\"a \\  \n b\"\n", "V7=\"$1 $# $@\"\n", "V8=\"${TP}${PP}x${NN-3}\"\n", "V9=\"$(hostname) $TP\"\n",
     "W=$((TP * PP))\n", "W2=$((${TP}+$PP))\n", "W3=$(( TP / 0 ))\n", "W4=$((i++))\n", "W5=$(($1 + 1))\n",
     "W6=$((NOPE + 1))\n", "W7=$(( $K ))\n", "TP=$TP\n", "export K\n", "K+=\" --more\"\n",
+    "torchrun x \"$TP\" \"a b $PP\" \"\" \"${NN:-3}\" \"$NOPE\" \"$1\" $NOPE $2 ${NOPE}\n", "NN=$UNSET_IN\n",
+    "srun bash -c \"torchrun pretrain_gpt.py --tp $TP $K\"\n",
 ]
 
 
