@@ -270,59 +270,47 @@ def to_argv(c: dict) -> list[str]:
         if value is not None and value != default:
             a.extend([flag, str(value)])
 
+    def switch(flag, on):
+        if on:
+            a.append(flag)
+
     opt("--tensor-model-parallel-size", c["tp"], 1)
     opt("--pipeline-model-parallel-size", c["pp"], 1)
     opt("--context-parallel-size", c["cp"], 1)
     opt("--expert-model-parallel-size", c["ep"], 1)
     opt("--expert-tensor-parallel-size", c["etp"])
     opt("--kv-channels", c["kv_channels"])
-    if c["gqa"]:
-        a.append("--group-query-attention")
+    switch("--group-query-attention", c["gqa"])
     opt("--num-query-groups", c["groups"])
     opt("--ffn-hidden-size", c["ffn"])
-    if c["swiglu"]:
-        a.append("--swiglu")
-    if c["precision"] in ("bf16", "both"):
-        a.append("--bf16")
-    if c["precision"] in ("fp16", "both"):
-        a.append("--fp16")
+    switch("--swiglu", c["swiglu"])
+    switch("--bf16", c["precision"] in ("bf16", "both"))
+    switch("--fp16", c["precision"] in ("fp16", "both"))
     opt("--fp8-format", c["fp8"])
     opt("--fp8-recipe", c["fp8_recipe"])
-    if c["fp8_param_gather"]:
-        a.append("--fp8-param-gather")
-    if c["fp32_residual"]:
-        a.append("--fp32-residual-connection")
-    if c["sp"]:
-        a.append("--sequence-parallel")
-    if c["tp_comm_overlap"]:
-        a.append("--tp-comm-overlap")
-    if c["distopt"]:
-        a.append("--use-distributed-optimizer")
-    if c["overlap_grad"]:
-        a.append("--overlap-grad-reduce")
-    if c["overlap_param"]:
-        a.append("--overlap-param-gather")
+    switch("--fp8-param-gather", c["fp8_param_gather"])
+    switch("--fp32-residual-connection", c["fp32_residual"])
+    switch("--sequence-parallel", c["sp"])
+    switch("--tp-comm-overlap", c["tp_comm_overlap"])
+    switch("--use-distributed-optimizer", c["distopt"])
+    switch("--overlap-grad-reduce", c["overlap_grad"])
+    switch("--overlap-param-gather", c["overlap_param"])
     opt("--recompute-granularity", c["recompute"])
     opt("--recompute-method", c["recompute_method"])
     opt("--recompute-num-layers", c["recompute_layers"])
-    if c["recompute_activations"]:
-        a.append("--recompute-activations")
-    if c["distribute_saved"]:
-        a.append("--distribute-saved-activations")
+    switch("--recompute-activations", c["recompute_activations"])
+    switch("--distribute-saved-activations", c["distribute_saved"])
     opt("--num-layers-per-virtual-pipeline-stage", c["vpp_layers"])
     opt("--num-virtual-stages-per-pipeline-rank", c["vpp_stages"])
-    if c["no_overlap_p2p"]:
-        a.append("--no-overlap-p2p-communication")
+    switch("--no-overlap-p2p-communication", c["no_overlap_p2p"])
     opt("--decoder-first-pipeline-num-layers", c["first_stage"])
     opt("--decoder-last-pipeline-num-layers", c["last_stage"])
     opt("--num-experts", c["experts"])
     opt("--moe-router-topk", c["topk"])
     opt("--moe-token-dispatcher-type", c["dispatcher"])
     opt("--moe-ffn-hidden-size", c["moe_ffn"])
-    if c["no_bias"]:
-        a.append("--disable-bias-linear")
-    if c["grouped_gemm"]:
-        a.append("--moe-grouped-gemm")
+    switch("--disable-bias-linear", c["no_bias"])
+    switch("--moe-grouped-gemm", c["grouped_gemm"])
     opt("--moe-expert-capacity-factor", c["capacity"])
     opt("--moe-router-load-balancing-type", c["lbt"])
     if c["rope"]:
