@@ -97,19 +97,11 @@ class Span:
     def __str__(self) -> str:
         return f"{self.path}:{self.start_line}:{self.start_col}"
 
-    def to_json(self) -> dict:
-        sl, sc, el, ec = self._pos or self._resolve()
-        return {
-            "path": self.path,
-            "start": {"row": sl, "column": sc},
-            "end": {"row": el, "column": ec},
-        }
-
 
 _new_span = object.__new__
 
 
-def _non_ascii_runs(data: bytes) -> tuple:
+def _non_ascii_lines(data: bytes) -> tuple:
     """(starts, ends, extra bytes up to each end) of the lines of UTF-8 data that hold non-ASCII
     characters (the others have one byte per character). Found with C-level calls: a regex
     scan for non-ASCII bytes costs about 10 ns a byte."""
@@ -144,7 +136,7 @@ class SourceFile:
         self.data = text.encode("utf-8") if data is None else data  # data: text's UTF-8, when at hand
         self._starts: list[int] | None = None
         self._ascii = len(self.data) == len(text)
-        self._runs: tuple | None = None  # non-ASCII runs, for char_offset
+        self._wide: tuple | None = None  # the lines with non-ASCII characters, for char_offset
 
     @property
     def line_starts(self) -> list[int]:
@@ -166,12 +158,12 @@ class SourceFile:
         data = self.data
         if byte_offset >= len(data):
             return len(self.text)
-        runs = self._runs
-        if runs is None:
-            runs = self._runs = _non_ascii_runs(data)
-        starts, ends, extras = runs
-        # Bytes past the characters that take more than one: those of the runs that end at or
-        # before the offset, and of the part of a run the offset falls in.
+        wide = self._wide
+        if wide is None:
+            wide = self._wide = _non_ascii_lines(data)
+        starts, ends, extras = wide
+        # Bytes past the characters that take more than one: those of the non-ASCII lines that
+        # end at or before the offset, and of the part of the line the offset falls in.
         i = bisect.bisect_right(ends, byte_offset)
         before = extras[i - 1] if i else 0
         if i < len(starts) and starts[i] < byte_offset:

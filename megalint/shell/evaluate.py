@@ -112,7 +112,6 @@ class State:
 
 
 _MISS = object()
-_NOREAD = object()
 _POS = "\0positional"
 MEMO_ENTRIES = 8  # remembered results per word; paths that share inputs share the result
 
@@ -2153,9 +2152,6 @@ class Evaluator:
                          "a lone `\\` word reaches the program")
 
     # -- variable expansions
-    def lookup(self, name: str, st: State, ctx, span: Span) -> Var | None:
-        return st.vars.get(name)
-
     def env_unknown(self, name: str, span: Span | None) -> Unknown:
         if name.startswith("SLURM_"):
             return Unknown(f"${name} is set by SLURM at run time (no literal #SBATCH header gives it)", span)
