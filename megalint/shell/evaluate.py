@@ -48,9 +48,8 @@ MAX_PATTERN_REPLACE = 512  # glob `/`/`//` are cubic
 _IFS = re.compile(r"[ \t\n]+")
 # `$` in arithmetic: a plain reference (groups 1, 2), or anything else (no group).
 _ARITH_REF = re.compile(r"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\}|)")
-# `$X`, `$1`, `${X}` whose value var_scalar gives (in a value: no splitting)
+# `$X`, `$1`, `${X}`: a reference whose value var_scalar gives
 _VALUE_REF = re.compile(rb"\$(?:([A-Za-z_][A-Za-z0-9_]*|[0-9])|\{([A-Za-z_][A-Za-z0-9_]*)\})\Z")
-_SCALAR_REF = re.compile(rb"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})\Z")
 _BLANK = re.compile(rb"[^\n]")
 _NOT_LAUNCH = frozenset(
     "echo printf mkdir cd rm cp mv ls cat sleep wait set trap ulimit touch chmod ln pushd popd "
@@ -1774,26 +1773,15 @@ class Evaluator:
         return None
 
     def _scalar_word(self, node, st, ctx) -> list[Word] | None:
-        """`$ARGS` or `${TP}` unquoted, holding known text: split into words as `_split` does,
-        without the general pieces. None for anything else (the general path takes it)."""
-        m = _SCALAR_REF.match(node.text)
+        """`$ARGS`, `$1` or `${TP}` unquoted: split into words as `_split` splits the value
+        var_scalar gives, without the general pieces. None for anything else."""
+        m = _VALUE_REF.match(node.text)
         if m is None:
             return None
-        name = (m.group(1) or m.group(2)).decode()
-        if name.startswith("__megalint_unknown_"):
-            return None
-        var = self._get(st, name)
-        if var is None or var.unknown is not None:
-            # An input or an unknown value: one unknown word (or none, for a name the script
-            # sets elsewhere), as simple_expansion and _split give it.
-            span = ctx.ps.source.span_bytes(node.start_byte, node.end_byte)
-            segs, unknown, _ = self.var_scalar(name, st, ctx, span)
-            if unknown is not None:
-                return [Word((Segment(None, span, (), unknown),))]
-            return None if segs else []
-        if var.array is not None or not var.scalar:
-            return None
-        segs = var.scalar
+        span = ctx.ps.source.span_bytes(node.start_byte, node.end_byte)
+        segs, unknown, _ = self.var_scalar((m.group(1) or m.group(2)).decode(), st, ctx, span)
+        if unknown is not None:
+            return [Word((Segment(None, span, (), unknown),))]
         if len(segs) > MAX_VALUE_SEGMENTS:
             return None
         total = 0
@@ -1824,7 +1812,6 @@ class Evaluator:
             fields.append(cur)
         if len(fields) > MAX_FIELDS:
             return None
-        span = ctx.ps.source.span_bytes(node.start_byte, node.end_byte)
         if len(fields) == 1:
             # One word: shown where the expansion is written, tracing back to the value.
             out = []
