@@ -79,7 +79,7 @@ def _int(digits: str, base: int) -> int:
 _TOKENS: dict = {}  # text -> its tokens: the same expression is met on every path and in loops
 
 
-def tokenize(text: str) -> list[tuple[str, str]]:
+def tokenize(text: str) -> tuple[tuple[str, str], ...]:
     got = _TOKENS.get(text)
     if got is None:
         got = _tokenize(text)
@@ -89,7 +89,7 @@ def tokenize(text: str) -> list[tuple[str, str]]:
     return got
 
 
-def _tokenize(text: str) -> tuple:
+def _tokenize(text: str) -> tuple[tuple[str, str], ...]:
     out = []
     pos = 0
     text = text.rstrip()

@@ -1822,7 +1822,7 @@ class Evaluator:
             return [Word(tuple(out))]
         # Several: each stays where its text is written, through this expansion.
         words = []
-        placed: dict = {}  # id(segment) -> (its source when its text is there as it is, its via)
+        placed: dict = {}  # id(segment) -> (span maker of its file when its text is there as it is, its start, its via)
         for f in fields:
             out = []
             for seg, a, b in f:

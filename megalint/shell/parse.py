@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import codecs
 import re
 from dataclasses import dataclass, field
 
@@ -181,7 +182,8 @@ def _parse_placeholders(source: SourceFile, data: bytes) -> tuple[tree_sitter.Tr
 
 
 def parse_file(path: str, data: bytes) -> ParsedScript:
-    return parse_text(path, decode(path, data), data[3:] if data.startswith(b"\xef\xbb\xbf") else data)
+    text = decode(path, data)  # without a leading BOM; so are the bytes kept with it
+    return parse_text(path, text, data[len(codecs.BOM_UTF8):] if data.startswith(codecs.BOM_UTF8) else data)
 
 
 def _trailing_continuation(source: SourceFile) -> Span | None:
