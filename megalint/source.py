@@ -38,21 +38,11 @@ class Span:
         pos = self._pos = (sl + 1, start - starts[sl] + 1, el + 1, end - starts[el] + 1)
         return pos
 
-    @property
-    def start_line(self) -> int:
-        return (self._pos or self._resolve())[0]
-
-    @property
-    def start_col(self) -> int:
-        return (self._pos or self._resolve())[1]
-
-    @property
-    def end_line(self) -> int:
-        return (self._pos or self._resolve())[2]
-
-    @property
-    def end_col(self) -> int:
-        return (self._pos or self._resolve())[3]
+    # 1-based line and column of the start and of the (exclusive) end
+    start_line = property(lambda self: (self._pos or self._resolve())[0])
+    start_col = property(lambda self: (self._pos or self._resolve())[1])
+    end_line = property(lambda self: (self._pos or self._resolve())[2])
+    end_col = property(lambda self: (self._pos or self._resolve())[3])
 
     def _key(self) -> tuple:
         return (self.path,) + (self._pos or self._resolve())
