@@ -12,6 +12,7 @@ the same rows.
 
 Usage: python bench/memory_accuracy.py [--folds 5]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,7 +33,7 @@ GRID = [x / 2 for x in range(0, 13)]  # bytes per logit element
 
 
 def load_rows(path: Path = ROWS) -> list[dict]:
-    return [json.loads(l) for l in path.open()]
+    return [json.loads(line) for line in path.open()]
 
 
 def rel_err(row: dict, cal: Calibration) -> float:
@@ -113,7 +114,9 @@ def main() -> None:
     res = evaluate(rows, ns.folds)
     print(f"rows: {len(rows)} usable pretrain_gpt.py golden files; measured rank = last pipeline stage")
     print(f"fitted te_logits_extra_bytes per fold: {res['fitted_per_fold']}")
-    print(f"{'group':10s} {'n':>4s} | {'held-out med':>12s} {'p90':>6s} | {'in-sample med':>13s} {'p90':>6s} | {'Megatron med':>12s} {'p90':>6s}")
+    print(
+        f"{'group':10s} {'n':>4s} | {'held-out med':>12s} {'p90':>6s} | {'in-sample med':>13s} {'p90':>6s} | {'Megatron med':>12s} {'p90':>6s}"
+    )
     for g, t in res["table"].items():
         n, hm, hp = t["held_out"]
         _, im, ip = t["in_sample"]

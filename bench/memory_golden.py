@@ -9,6 +9,7 @@ size, the measured last-stage max_memory_allocated and Megatron's own prediction
 
 Usage: python bench/memory_golden.py SHARED_DIR  (the folder holding megatron-memory/ and research/)
 """
+
 from __future__ import annotations
 
 import csv
@@ -22,7 +23,7 @@ OUT = Path(__file__).resolve().parent.parent / "tests" / "data" / "golden_memory
 def flag_table(tsv: Path) -> dict[str, tuple[str, str]]:
     rows = {}
     with tsv.open() as f:
-        lines = [l for l in f if not l.startswith("#")]
+        lines = [line for line in f if not line.startswith("#")]
     for r in csv.DictReader(lines, delimiter="\t"):
         rows[r["flag"]] = (r["dest"], r["action"])
     return rows
@@ -58,14 +59,37 @@ def main(shared: Path) -> None:
             args["padded_vocab_size"] = b["features"]["padded_vocab_size"]
             f = b["features"]
             row = {
-                "case_path": g["case_path"], "golden_file": g["golden_file"], "platform": g["platform"],
-                "world_size": g["world_size"], "args": args,
+                "case_path": g["case_path"],
+                "golden_file": g["golden_file"],
+                "platform": g["platform"],
+                "world_size": g["world_size"],
+                "args": args,
                 "measured_peak_bytes": g["mem_max_allocated_bytes_max"],
                 "measured_allocated_bytes": g["mem_allocated_bytes_max"],
                 "megatron_pred_bytes": b["pred_total_bytes"],
-                "features": {k: f[k] for k in ("tp", "pp", "vpp", "cp", "ep", "dp", "moe", "recompute", "fp8",
-                                                "sequence_parallel", "distributed_optimizer", "fsdp", "mtp", "mla",
-                                                "cuda_graph", "offload", "transformer_impl", "num_microbatches")},
+                "features": {
+                    k: f[k]
+                    for k in (
+                        "tp",
+                        "pp",
+                        "vpp",
+                        "cp",
+                        "ep",
+                        "dp",
+                        "moe",
+                        "recompute",
+                        "fp8",
+                        "sequence_parallel",
+                        "distributed_optimizer",
+                        "fsdp",
+                        "mtp",
+                        "mla",
+                        "cuda_graph",
+                        "offload",
+                        "transformer_impl",
+                        "num_microbatches",
+                    )
+                },
                 "gqa": bool(args.get("group_query_attention")),
             }
             out.write(json.dumps(row, sort_keys=True) + "\n")

@@ -35,17 +35,43 @@ class Generated:
     extra_files: dict  # name -> text, files the script sources
 
 
-_ENV = ["CUDA_DEVICE_MAX_CONNECTIONS=1", "NCCL_IB_TIMEOUT=22", "NCCL_DEBUG=WARN", "OMP_NUM_THREADS=4",
-        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", "NVTE_FLASH_ATTN=1", "TORCH_NCCL_AVOID_RECORD_STREAMS=1",
-        "NCCL_IB_SL=1", "HCCL_CONNECT_TIMEOUT=1200", "CUDA_LAUNCH_BLOCKING=0"]
-_MODEL_FLAGS = [("--num-layers", ["24", "32", "40", "80"]), ("--hidden-size", ["2048", "4096", "5120", "8192"]),
-                ("--num-attention-heads", ["16", "32", "40", "64"]), ("--seq-length", ["2048", "4096", "8192"]),
-                ("--max-position-embeddings", ["4096", "8192"]), ("--ffn-hidden-size", ["11008", "13824"]),
-                ("--micro-batch-size", ["1", "2", "4"]), ("--global-batch-size", ["256", "512", "1024"]),
-                ("--lr", ["3e-4", "1.5e-4"]), ("--train-iters", ["500000", "250000"]),
-                ("--lr-warmup-iters", ["2000", "500"]), ("--clip-grad", ["1.0"]), ("--weight-decay", ["0.1"])]
-_SWITCHES = ["--bf16", "--use-flash-attn", "--swiglu", "--disable-bias-linear", "--sequence-parallel",
-             "--use-distributed-optimizer", "--overlap-grad-reduce", "--untie-embeddings-and-output-weights"]
+_ENV = [
+    "CUDA_DEVICE_MAX_CONNECTIONS=1",
+    "NCCL_IB_TIMEOUT=22",
+    "NCCL_DEBUG=WARN",
+    "OMP_NUM_THREADS=4",
+    "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+    "NVTE_FLASH_ATTN=1",
+    "TORCH_NCCL_AVOID_RECORD_STREAMS=1",
+    "NCCL_IB_SL=1",
+    "HCCL_CONNECT_TIMEOUT=1200",
+    "CUDA_LAUNCH_BLOCKING=0",
+]
+_MODEL_FLAGS = [
+    ("--num-layers", ["24", "32", "40", "80"]),
+    ("--hidden-size", ["2048", "4096", "5120", "8192"]),
+    ("--num-attention-heads", ["16", "32", "40", "64"]),
+    ("--seq-length", ["2048", "4096", "8192"]),
+    ("--max-position-embeddings", ["4096", "8192"]),
+    ("--ffn-hidden-size", ["11008", "13824"]),
+    ("--micro-batch-size", ["1", "2", "4"]),
+    ("--global-batch-size", ["256", "512", "1024"]),
+    ("--lr", ["3e-4", "1.5e-4"]),
+    ("--train-iters", ["500000", "250000"]),
+    ("--lr-warmup-iters", ["2000", "500"]),
+    ("--clip-grad", ["1.0"]),
+    ("--weight-decay", ["0.1"]),
+]
+_SWITCHES = [
+    "--bf16",
+    "--use-flash-attn",
+    "--swiglu",
+    "--disable-bias-linear",
+    "--sequence-parallel",
+    "--use-distributed-optimizer",
+    "--overlap-grad-reduce",
+    "--untie-embeddings-and-output-weights",
+]
 
 
 def _lines_target(rng: random.Random) -> int:
@@ -63,9 +89,20 @@ class _Writer:
         self.lines.extend(lines)
 
     def comment(self) -> None:
-        self.add(self.rng.choice(["# ---- model ----", "# data paths", "# Set these before running",
-                                  "# 每个节点 8 张卡", "# parallelism", "#", "# Copyright (c) our team",
-                                  "# see README for the checkpoint layout"]))
+        self.add(
+            self.rng.choice(
+                [
+                    "# ---- model ----",
+                    "# data paths",
+                    "# Set these before running",
+                    "# 每个节点 8 张卡",
+                    "# parallelism",
+                    "#",
+                    "# Copyright (c) our team",
+                    "# see README for the checkpoint layout",
+                ]
+            )
+        )
 
 
 def generate(seed: int) -> Generated:
@@ -77,10 +114,15 @@ def generate(seed: int) -> Generated:
         w.add("#!/bin/bash")
     if slurm:
         nodes = rng.choice([1, 2, 4, 8, 16])
-        w.add(f"#SBATCH --job-name=gen{seed}", f"#SBATCH --nodes={nodes}",
-              "#SBATCH --ntasks-per-node=1  # one launcher per node", "#SBATCH --gres=gpu:8",
-              f"#SBATCH --constraint={rng.choice(['a100', 'v100-32g', 'h100'])}", "#SBATCH --time=20:00:00",
-              "#SBATCH --output=%x-%j.out")
+        w.add(
+            f"#SBATCH --job-name=gen{seed}",
+            f"#SBATCH --nodes={nodes}",
+            "#SBATCH --ntasks-per-node=1  # one launcher per node",
+            "#SBATCH --gres=gpu:8",
+            f"#SBATCH --constraint={rng.choice(['a100', 'v100-32g', 'h100'])}",
+            "#SBATCH --time=20:00:00",
+            "#SBATCH --output=%x-%j.out",
+        )
     w.comment()
     if rng.random() < 0.17:
         w.add(rng.choice(["set -e", "set -euo pipefail", "set -ex"]))
@@ -97,8 +139,11 @@ def generate(seed: int) -> Generated:
     elif style < 0.1:
         w.add("NNODES=${WORLD_SIZE:-1}", "NODE_RANK=${RANK:-0}")
     else:
-        w.add(f"NNODES=${{NNODES:-{rng.choice([1, 2, 4])}}}", "NODE_RANK=${NODE_RANK:-0}",
-              "MASTER_ADDR=${MASTER_ADDR:-localhost}")
+        w.add(
+            f"NNODES=${{NNODES:-{rng.choice([1, 2, 4])}}}",
+            "NODE_RANK=${NODE_RANK:-0}",
+            "MASTER_ADDR=${MASTER_ADDR:-localhost}",
+        )
     w.add("MASTER_PORT=${MASTER_PORT:-6000}")
     if rng.random() < 0.64:
         w.add("WORLD_SIZE=$(($GPUS_PER_NODE*$NNODES))")
@@ -117,7 +162,7 @@ def generate(seed: int) -> Generated:
         w.add(f"MODEL_SIZE={size}", "case $MODEL_SIZE in")
         for s, v in (("7B", "1"), ("13B", "2"), ("70B", "8")):
             w.add(f"    {s})", f"        TP={v}", "        NUM_LAYERS=32", "        ;;")
-        w.add("    *)", "        echo \"unknown size $MODEL_SIZE\"; exit 1", "        ;;", "esac")
+        w.add("    *)", '        echo "unknown size $MODEL_SIZE"; exit 1', "        ;;", "esac")
         tp = {"7B": "1", "13B": "2", "70B": "8"}[size]
     elif tp_kind < 0.8:
         w.add("TP=$1")
@@ -128,27 +173,53 @@ def generate(seed: int) -> Generated:
     w.add("PP=${PP:-1}" if rng.random() < 0.5 else f"PP={rng.choice([1, 2, 4])}")
     # Sourced parameters
     if rng.random() < 0.25:
-        extra["params.sh"] = "\n".join([
-            "# shared parameters", f"SEQ_LEN={rng.choice([2048, 4096])}", "VOCAB=/data/vocab.json",
-            "export NCCL_IB_QPS_PER_CONNECTION=4", ""])
-        w.add('SCRIPT_DIR=$(cd "$(dirname "$0")" && pwd)',
-              rng.choice(['source "${SCRIPT_DIR}/params.sh"', ". ./params.sh", "source ${SCRIPT_DIR}/params.sh"]))
+        extra["params.sh"] = "\n".join(
+            [
+                "# shared parameters",
+                f"SEQ_LEN={rng.choice([2048, 4096])}",
+                "VOCAB=/data/vocab.json",
+                "export NCCL_IB_QPS_PER_CONNECTION=4",
+                "",
+            ]
+        )
+        w.add(
+            'SCRIPT_DIR=$(cd "$(dirname "$0")" && pwd)',
+            rng.choice(['source "${SCRIPT_DIR}/params.sh"', ". ./params.sh", "source ${SCRIPT_DIR}/params.sh"]),
+        )
     # Ifs on literals and on inputs
     n_ifs = rng.choice([0] * 13 + [1, 2, 3, 4, 5, 6, 8, 10]) if rng.random() < 0.35 else 0
     for k in range(n_ifs):
         kind = rng.random()
         if kind < 0.4:
-            w.add(f"if [ \"${{{rng.choice(['PR', 'AC', 'SP', 'DO', 'FL'])}:-{rng.choice(['bf16', 'true', 'false'])}}}\" = true ]; then",
-                  f"    OPT{k}=\"--flag-{k}\"", "else", f"    OPT{k}=\"\"", "fi")
+            w.add(
+                f'if [ "${{{rng.choice(["PR", "AC", "SP", "DO", "FL"])}:-{rng.choice(["bf16", "true", "false"])}}}" = true ]; then',
+                f'    OPT{k}="--flag-{k}"',
+                "else",
+                f'    OPT{k}=""',
+                "fi",
+            )
         elif kind < 0.7:
-            w.add(f"if [ $# -gt {k} ] && [ \"${k + 1}\" = fp16 ]; then", f"    PREC{k}=\"--fp16\"", "elif [ \"$2\" = bf16 ]; then",
-                  f"    PREC{k}=\"--bf16\"", "fi")
+            w.add(
+                f'if [ $# -gt {k} ] && [ "${k + 1}" = fp16 ]; then',
+                f'    PREC{k}="--fp16"',
+                'elif [ "$2" = bf16 ]; then',
+                f'    PREC{k}="--bf16"',
+                "fi",
+            )
         else:
-            w.add(f"if [[ $GPUS_PER_NODE -ge {rng.choice([4, 8])} ]]; then", f"    MBS{k}=2", "else", f"    MBS{k}=1", "fi")
+            w.add(
+                f"if [[ $GPUS_PER_NODE -ge {rng.choice([4, 8])} ]]; then",
+                f"    MBS{k}=2",
+                "else",
+                f"    MBS{k}=1",
+                "fi",
+            )
     # Arithmetic
     if rng.random() < 0.64:
-        w.add("DP=$((WORLD_SIZE / (TP * PP)))" if "WORLD_SIZE=" in "\n".join(w.lines) else "DP=$((8 / TP))",
-              f"GBS=$(( {rng.choice([4, 8, 16])} * DP ))")
+        w.add(
+            "DP=$((WORLD_SIZE / (TP * PP)))" if "WORLD_SIZE=" in "\n".join(w.lines) else "DP=$((8 / TP))",
+            f"GBS=$(( {rng.choice([4, 8, 16])} * DP ))",
+        )
     # Model/training flags in strings, arrays or direct
     flag_style = rng.random()
     model = rng.sample(_MODEL_FLAGS, rng.randint(6, len(_MODEL_FLAGS)))
@@ -156,10 +227,10 @@ def generate(seed: int) -> Generated:
     body = [f"{f} {rng.choice(vals)}" for f, vals in model] + switches
     tp_line = "--tensor-model-parallel-size $TP --pipeline-model-parallel-size ${PP}"
     if flag_style < 0.79:
-        w.add("GPT_ARGS=\"" + tp_line + " \\")
+        w.add('GPT_ARGS="' + tp_line + " \\")
         for line in body:
             w.add(f"    {line} \\")
-        w.add("\"")
+        w.add('"')
         args_ref = "$GPT_ARGS"
     elif flag_style < 0.88:
         w.add("MODEL_ARGS=(", f"    {tp_line}")
@@ -169,20 +240,28 @@ def generate(seed: int) -> Generated:
         args_ref = '"${MODEL_ARGS[@]}"'
     else:
         args_ref = " \\\n    ".join([tp_line] + body)
-    w.add("DATA_ARGS=\"--data-path ${DATA_PATH:-/data/corpus_text_document} --split 949,50,1\"",
-          "OUTPUT_ARGS=\"--log-interval 10 --save-interval 1000 --eval-interval 1000 --eval-iters 10\"")
+    w.add(
+        'DATA_ARGS="--data-path ${DATA_PATH:-/data/corpus_text_document} --split 949,50,1"',
+        'OUTPUT_ARGS="--log-interval 10 --save-interval 1000 --eval-interval 1000 --eval-iters 10"',
+    )
     # Padding to the target length with the corpus' other constructs
     target = _lines_target(rng)
     fillers = [
         lambda: w.add("mkdir -p ${CHECKPOINT_PATH:-/ckpt}/logs"),
-        lambda: w.add("echo \"$(date) starting on $(hostname)\" | tee -a run.log"),
+        lambda: w.add('echo "$(date) starting on $(hostname)" | tee -a run.log'),
         lambda: w.add("LR_DECAY=$((TRAIN_ITERS * 9 / 10))"),
         lambda: w.add("HOSTS=`cat /etc/hostfile | wc -l`"),
-        lambda: w.add("NAME=\"gpt-tp${TP}-pp${PP}-$(date +%Y%m%d)\""),
-        lambda: w.add("for ITEM in a b c; do", "    echo \"prepare $ITEM\"", "done"),
-        lambda: w.add("cat > config.json <<EOF", "{", "  \"train_batch_size\": ${GBS:-256},",
-                      "  \"zero_optimization\": {\"stage\": 1}", "}", "EOF"),
-        lambda: w.add("if [ -n \"$WANDB_API_KEY\" ]; then", "    LOG_ARGS=\"--wandb-project gen\"", "fi"),
+        lambda: w.add('NAME="gpt-tp${TP}-pp${PP}-$(date +%Y%m%d)"'),
+        lambda: w.add("for ITEM in a b c; do", '    echo "prepare $ITEM"', "done"),
+        lambda: w.add(
+            "cat > config.json <<EOF",
+            "{",
+            '  "train_batch_size": ${GBS:-256},',
+            '  "zero_optimization": {"stage": 1}',
+            "}",
+            "EOF",
+        ),
+        lambda: w.add('if [ -n "$WANDB_API_KEY" ]; then', '    LOG_ARGS="--wandb-project gen"', "fi"),
         lambda: w.add("EXTRA+=(--log-throughput)"),
         lambda: w.add("CKPT=${CKPT_DIR:-/ckpt}/${NAME}"),
         lambda: w.add("[[ -d $CKPT ]] || mkdir -p $CKPT"),
@@ -202,7 +281,7 @@ def generate(seed: int) -> Generated:
         cmd = f"python -m torch.distributed.launch {dist} {entry}"
     elif launcher < 0.73:
         # `${A[@]}` inside "…" would end the command string at the first element: use [*]
-        cmd = f"srun --nodes=$NNODES bash -c \"torchrun {dist} {entry} {args_ref.replace(chr(34), '').replace('[@]', '[*]')} $DATA_ARGS\""
+        cmd = f'srun --nodes=$NNODES bash -c "torchrun {dist} {entry} {args_ref.replace(chr(34), "").replace("[@]", "[*]")} $DATA_ARGS"'
         args_ref = ""
     elif launcher < 0.83:
         cmd = f"deepspeed --num_gpus $GPUS_PER_NODE --num_nodes $NNODES {entry}"
@@ -213,7 +292,11 @@ def generate(seed: int) -> Generated:
     else:
         cmd = f"mpirun -np $WORLD_SIZE -npernode $GPUS_PER_NODE python {entry}"
     if rng.random() < 0.16 and "srun" not in cmd:
-        w.add(f"run_cmd=\"{cmd} {args_ref.replace(chr(34), '')} $DATA_ARGS $OUTPUT_ARGS\"", "echo ${run_cmd}", "eval ${run_cmd}")
+        w.add(
+            f'run_cmd="{cmd} {args_ref.replace(chr(34), "")} $DATA_ARGS $OUTPUT_ARGS"',
+            "echo ${run_cmd}",
+            "eval ${run_cmd}",
+        )
     else:
         tail = f" \\\n    {args_ref}" if args_ref else ""
         w.add(f"{cmd}{tail} \\", "    $DATA_ARGS \\", "    $OUTPUT_ARGS")
@@ -274,7 +357,7 @@ def _shellcheck(paths: list[str], per_file: int, batch: int) -> None:
     print(f"  one process per file ({len(times)} files): {_stats(times)}")
     total, n = 0.0, 0
     for k in range(0, len(paths), batch):
-        chunk = paths[k:k + batch]
+        chunk = paths[k : k + batch]
         t0 = time.perf_counter()
         subprocess.run([exe, "-f", "json", *chunk], capture_output=True)
         total += time.perf_counter() - t0
@@ -308,11 +391,13 @@ def main() -> int:
     paths = [os.path.join(root, f"s{i:05d}", g.name) for i, g in enumerate(corpus)]
     lines = sorted(g.text.count("\n") for g in corpus)
     size = sum(len(g.text.encode()) for g in corpus)
-    print(f"{len(paths)} generated scripts in {root}: median {lines[len(lines) // 2]} lines, "
-          f"p95 {lines[int(len(lines) * 0.95)]}, max {lines[-1]}; {size / 1e6:.2f} MB")
+    print(
+        f"{len(paths)} generated scripts in {root}: median {lines[len(lines) // 2]} lines, "
+        f"p95 {lines[int(len(lines) * 0.95)]}, max {lines[-1]}; {size / 1e6:.2f} MB"
+    )
     t_parse, t_eval, t_extract, t_total, t_front = [], [], [], [], []
     found = right = unknown_ok = wrong = missed = 0
-    for p, g in zip(paths, corpus):
+    for p, g in zip(paths, corpus, strict=False):
         with open(p, "rb") as fh:
             data = fh.read()
         best = None
@@ -334,8 +419,12 @@ def main() -> int:
         t_front.append((best[0] + best[1]) * 1000)
         if launches:
             found += 1
-        values = {v.text for l in launches for f, v in pair_flags(l.argv)
-                  if f.text == "--tensor-model-parallel-size" and v is not None}
+        values = {
+            v.text
+            for la in launches
+            for f, v in pair_flags(la.argv)
+            if f.text == "--tensor-model-parallel-size" and v is not None
+        }
         if not launches:
             missed += 1
         elif g.tp is None:
@@ -344,8 +433,7 @@ def main() -> int:
         else:
             right += values == {g.tp}
             wrong += values != {g.tp}
-    print("megalint (parse + evaluate + extract, one core, best of "
-          f"{args.repeat}):")
+    print(f"megalint (parse + evaluate + extract, one core, best of {args.repeat}):")
     print(f"  parse:    {_stats(t_parse)}")
     print(f"  evaluate: {_stats(t_eval)}")
     print(f"  extract:  {_stats(t_extract)}")
@@ -353,11 +441,13 @@ def main() -> int:
     print(f"  total:    {_stats(t_total)}")
     total_s = sum(t_total) / 1000
     print(f"  throughput: {len(paths) / total_s:.0f} files/s, {size / 1e3 / total_s:.0f} kB/s")
-    print(f"  launches found in {found}/{len(paths)} scripts; --tensor-model-parallel-size: "
-          f"{right} resolved to the generator's value, {unknown_ok} unknown as they should be, "
-          f"{wrong} other, {missed} scripts without a launch")
+    print(
+        f"  launches found in {found}/{len(paths)} scripts; --tensor-model-parallel-size: "
+        f"{right} resolved to the generator's value, {unknown_ok} unknown as they should be, "
+        f"{wrong} other, {missed} scripts without a launch"
+    )
     if not args.no_shellcheck:
-        _shellcheck(paths[:args.shellcheck_files or None], args.shellcheck_per_file, args.shellcheck_batch)
+        _shellcheck(paths[: args.shellcheck_files or None], args.shellcheck_per_file, args.shellcheck_batch)
     return 0
 
 

@@ -26,14 +26,20 @@ from megalint.shell.analyze import analyze_file  # noqa: E402
 from megalint.shell.parse import InputError  # noqa: E402
 
 PARALLEL_FLAGS = (
-    "--tensor-model-parallel-size", "--pipeline-model-parallel-size", "--context-parallel-size",
-    "--expert-model-parallel-size", "--expert-tensor-parallel-size", "--virtual-pipeline-model-parallel-size",
+    "--tensor-model-parallel-size",
+    "--pipeline-model-parallel-size",
+    "--context-parallel-size",
+    "--expert-model-parallel-size",
+    "--expert-tensor-parallel-size",
+    "--virtual-pipeline-model-parallel-size",
     "--num-layers-per-virtual-pipeline-stage",
 )
-SELECT = re.compile(r"(pretrain_\w*\.py|posttrain_\w*\.py|finetune_\w*\.py|train_rl\.py|tasks/main\.py|"
-                    r"--tensor-model-parallel-size|--pipeline-model-parallel-size|--context-parallel-size|"
-                    r"--expert-model-parallel-size|--expert-tensor-parallel-size|--sequence-parallel|"
-                    r"--virtual-pipeline-model-parallel-size|--num-layers-per-virtual-pipeline-stage)")
+SELECT = re.compile(
+    r"(pretrain_\w*\.py|posttrain_\w*\.py|finetune_\w*\.py|train_rl\.py|tasks/main\.py|"
+    r"--tensor-model-parallel-size|--pipeline-model-parallel-size|--context-parallel-size|"
+    r"--expert-model-parallel-size|--expert-tensor-parallel-size|--sequence-parallel|"
+    r"--virtual-pipeline-model-parallel-size|--num-layers-per-virtual-pipeline-stage)"
+)
 FLAG_RE = re.compile(r"(?<![\w-])(" + "|".join(re.escape(f) for f in PARALLEL_FLAGS) + r")(?![\w-])")
 
 
@@ -44,7 +50,7 @@ def shell_like(path: str) -> bool:
 def categorise(reason: str) -> str:
     r = reason.lower()
     if "argument" in r and "script" in r:
-        return "a script argument ($1, \"$@\")"
+        return 'a script argument ($1, "$@")'
     if "loop" in r:
         return "changed in a loop"
     if "sourced" in r or "may be set by" in r:
@@ -150,9 +156,11 @@ def main() -> int:
             print(f"      {ex}")
     if times:
         times.sort()
-        print(f"parse+evaluate+extract per file: median {times[len(times) // 2] * 1000:.2f} ms, "
-              f"p95 {times[min(len(times) - 1, int(len(times) * 0.95))] * 1000:.1f} ms, "
-              f"max {times[-1] * 1000:.1f} ms, total {sum(times):.2f} s")
+        print(
+            f"parse+evaluate+extract per file: median {times[len(times) // 2] * 1000:.2f} ms, "
+            f"p95 {times[min(len(times) - 1, int(len(times) * 0.95))] * 1000:.1f} ms, "
+            f"max {times[-1] * 1000:.1f} ms, total {sum(times):.2f} s"
+        )
     return 1 if crashes else 0
 
 

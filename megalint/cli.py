@@ -29,8 +29,13 @@ def _model_cmd(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="megalint model", description="Show what megalint understood of a launch script.")
     p.add_argument("script")
     p.add_argument("--json", action="store_true", help="print the model as JSON")
-    p.add_argument("--assume", action="append", default=[], metavar="NAME=VALUE",
-                   help="give an environment input a value (repeatable)")
+    p.add_argument(
+        "--assume",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="give an environment input a value (repeatable)",
+    )
     args = p.parse_args(argv)
     assume = parse_assume(args.assume)
     try:
@@ -49,6 +54,7 @@ def _model_cmd(argv: list[str]) -> int:
 
 # -- rule documentation --------------------------------------------------------------------
 
+
 def _load(rule_dirs: list[str]):
     from megalint.engine import load_rules
 
@@ -66,12 +72,25 @@ def rule_json(code: str, rules, metas) -> dict:
 
     m = metas[code]
     fix = {"message": "remove the unused codes or comment", "applicability": "safe"} if code == UNUSED else None
-    return {"code": m.code, "name": m.name, "severity": m.severity.value, "category": "suppression",
-            "status": "stable", "summary": m.summary, "fix": fix,
-            "docs": {"what": m.what or m.summary, "why": m.why, "example": m.example or None,
-                     "use_instead": m.use_instead or None, "fix_safety": m.fix_safety or None,
-                     "sources": [], "references": []},
-            "url": m.help_uri}
+    return {
+        "code": m.code,
+        "name": m.name,
+        "severity": m.severity.value,
+        "category": "suppression",
+        "status": "stable",
+        "summary": m.summary,
+        "fix": fix,
+        "docs": {
+            "what": m.what or m.summary,
+            "why": m.why,
+            "example": m.example or None,
+            "use_instead": m.use_instead or None,
+            "fix_safety": m.fix_safety or None,
+            "sources": [],
+            "references": [],
+        },
+        "url": m.help_uri,
+    }
 
 
 def rule_text(data: dict, width: int = 88) -> str:
@@ -183,8 +202,14 @@ def _memory_cmd(argv: list[str]) -> int:
     return memory_main(argv)
 
 
-SUBCOMMANDS = {"model": _model_cmd, "rules": _rules_cmd, "rule": _rule_cmd, "explain": _explain_cmd,
-               "catalogue": _catalogue_cmd, "memory": _memory_cmd}
+SUBCOMMANDS = {
+    "model": _model_cmd,
+    "rules": _rules_cmd,
+    "rule": _rule_cmd,
+    "explain": _explain_cmd,
+    "catalogue": _catalogue_cmd,
+    "memory": _memory_cmd,
+}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -39,9 +39,18 @@ SEVERITIES = ("error", "warning", "info")
 THRESHOLDS = SEVERITIES + ("none",)
 CONFIG_NAMES = ("megalint.toml", ".megalint.toml")
 _KEYS: dict[str, type] = {
-    "megatron-version": str, "gpu": str, "assume": dict, "select": list, "extend-select": list, "ignore": list,
-    "rule-dirs": list, "exclude": list, "failure-threshold": str, "follow-source-outside-root": bool,
-    "severity": dict, "per-file-ignores": dict,
+    "megatron-version": str,
+    "gpu": str,
+    "assume": dict,
+    "select": list,
+    "extend-select": list,
+    "ignore": list,
+    "rule-dirs": list,
+    "exclude": list,
+    "failure-threshold": str,
+    "follow-source-outside-root": bool,
+    "severity": dict,
+    "per-file-ignores": dict,
 }
 
 
@@ -138,14 +147,14 @@ def position(text: str, keys: tuple[str, ...], value: str | None = None) -> tupl
         full = table + [p for p, _ in parts]
         depth = _common(full, keys)
         for quote in ('"""', "'''"):
-            if line[assign.end():].count(quote) % 2 == 1:
+            if line[assign.end() :].count(quote) % 2 == 1:
                 in_multiline = quote
         if depth <= len(table) or depth <= best[0] or _common(table, keys) < len(table):
             continue
         key_at = start + assign.start("key")
         best = (depth, key_at + parts[depth - len(table) - 1][1])
         if depth == len(full) < len(keys):
-            inner = _in_inline_table(line[assign.end():], keys[depth:])
+            inner = _in_inline_table(line[assign.end() :], keys[depth:])
             if inner is not None:
                 best = (len(keys), start + assign.end() + inner)
         if best[0] == len(keys):
@@ -161,7 +170,7 @@ def position(text: str, keys: tuple[str, ...], value: str | None = None) -> tupl
 
 def _common(a: list[str], b: tuple[str, ...]) -> int:
     n = 0
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=False):
         if x != y:
             break
         n += 1
@@ -195,8 +204,14 @@ def _find_value(text: str, after: int, value: str) -> int | None:
 
 # -- loading -------------------------------------------------------------------------------
 
-_TOML_TYPES = {str: "a string", list: "an array", dict: "a table", bool: "a boolean", int: "an integer",
-               float: "a float"}
+_TOML_TYPES = {
+    str: "a string",
+    list: "an array",
+    dict: "a table",
+    bool: "a boolean",
+    int: "an integer",
+    float: "a float",
+}
 
 
 def _type_name(value: Any) -> str:
@@ -215,14 +230,14 @@ def load_config(path: str) -> Config:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line, col = _line_col(data[:exc.start].decode("utf-8", "replace"), exc.start)
+        line, col = _line_col(data[: exc.start].decode("utf-8", "replace"), exc.start)
         raise ConfigError(f"{path}:{line}:1: invalid TOML: not UTF-8 text") from None
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
         if m is None and "end of document" in str(exc):
-            where = "%d:%d" % _line_col(text, len(text))
+            where = "{}:{}".format(*_line_col(text, len(text)))
         else:
             where = f"{m.group(1)}:{m.group(2)}" if m else "1:1"
         msg = re.sub(r"\s*\(at (?:line \d+, column \d+|end of document)\)", "", str(exc))
@@ -265,14 +280,16 @@ def _fill(cfg: Config, table: dict) -> None:
         try:
             parse_version(cfg.megatron_version)
         except VersionError:
-            raise err(("megatron-version",), f"`{cfg.megatron_version}` is not a Megatron-LM version "
-                                             "(e.g. \"0.15\", \"core_v0.12.0\", \"HEAD\")") from None
+            raise err(
+                ("megatron-version",),
+                f'`{cfg.megatron_version}` is not a Megatron-LM version (e.g. "0.15", "core_v0.12.0", "HEAD")',
+            ) from None
     cfg.gpu = table.get("gpu")
     if cfg.gpu is not None:
         from megalint.hardware.profiles import find_gpu
 
         if find_gpu(cfg.gpu) is None:
-            raise err(("gpu",), f"unknown GPU `{cfg.gpu}` (e.g. \"h100\", \"a100-80gb\", \"v100\")")
+            raise err(("gpu",), f'unknown GPU `{cfg.gpu}` (e.g. "h100", "a100-80gb", "v100")')
     for k, v in table.get("assume", {}).items():
         if isinstance(v, bool) or not isinstance(v, (str, int)):
             raise err(("assume", k), f"`assume.{k}` must be a string or an integer, not {_type_name(v)}")
@@ -316,8 +333,10 @@ def find_config(start: str) -> str | None:
 
 
 # `[tool.megalint]`, `[tool.megalint.x]`, or `megalint = …` / `tool.megalint = …` as a key.
-_MEGALINT_TABLE = re.compile(rb"(?m)^[ \t]*(?:\[[ \t]*tool[ \t]*\.[ \t]*megalint[ \t]*[\].]"
-                             rb"|(?:tool[ \t]*\.[ \t]*)?megalint[ \t]*(?:=|\.))")
+_MEGALINT_TABLE = re.compile(
+    rb"(?m)^[ \t]*(?:\[[ \t]*tool[ \t]*\.[ \t]*megalint[ \t]*[\].]"
+    rb"|(?:tool[ \t]*\.[ \t]*)?megalint[ \t]*(?:=|\.))"
+)
 
 
 def config_in(folder: str) -> str | None:

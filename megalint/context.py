@@ -68,9 +68,14 @@ def gpu_context(profile: GpuProfile | None, reason: str | None) -> tuple[dict, d
         unknown["gpu"] = reason or "no GPU model is known: give --gpu NAME or `gpu` in the configuration"
         return gpu, unknown
     gpu["name"] = profile.name
-    for key, value in (("compute_capability", profile.compute_capability_value), ("memory_bytes", profile.memory_bytes),
-                       ("bf16", profile.bf16), ("fp8", profile.fp8), ("fp4", profile.nvfp4),
-                       ("arch", profile.architecture)):
+    for key, value in (
+        ("compute_capability", profile.compute_capability_value),
+        ("memory_bytes", profile.memory_bytes),
+        ("bf16", profile.bf16),
+        ("fp8", profile.fp8),
+        ("fp4", profile.nvfp4),
+        ("arch", profile.architecture),
+    ):
         if value is None:
             unknown[f"gpu.{key}"] = f"{profile.name}: {key.replace('_', ' ')} is not known for this model"
         else:
@@ -78,12 +83,31 @@ def gpu_context(profile: GpuProfile | None, reason: str | None) -> tuple[dict, d
     return gpu, unknown
 
 
-def build_context(launch: Launch, bound: BoundArgs, derived: dict[str, Derived], version: str,
-                  gpu: GpuProfile | None, gpu_reason: str | None, findings: list[ShellFinding],
-                  memory: dict | None, memory_unknown: str | None, env_opaque: str | None = None) -> dict:
+def build_context(
+    launch: Launch,
+    bound: BoundArgs,
+    derived: dict[str, Derived],
+    version: str,
+    gpu: GpuProfile | None,
+    gpu_reason: str | None,
+    findings: list[ShellFinding],
+    memory: dict | None,
+    memory_unknown: str | None,
+    env_opaque: str | None = None,
+) -> dict:
     unknown: dict[str, str] = {}
-    ctx: dict[str, Any] = {"args": {}, "given": {}, "derived": {}, "env": {}, "env_set": [], "launch": {},
-                           "megatron": version, "problems": [], "shell": [], "unknown": unknown}
+    ctx: dict[str, Any] = {
+        "args": {},
+        "given": {},
+        "derived": {},
+        "env": {},
+        "env_set": [],
+        "launch": {},
+        "megatron": version,
+        "problems": [],
+        "shell": [],
+        "unknown": unknown,
+    }
     for dest, arg in bound.args.items():
         _put(ctx, "args", dest, arg.value, unknown)
         if arg.given:
@@ -121,16 +145,21 @@ def build_context(launch: Launch, bound: BoundArgs, derived: dict[str, Derived],
     for i, p in enumerate(bound.problems):
         ctx["problems"].append(_problem(i, p, bound, version))
     for i, f in enumerate(findings):
-        ctx["shell"].append({"index": i, "kind": f.kind, "message": f.message,
-                             **{k: plain(v) for k, v in f.data.items()}})
+        ctx["shell"].append(
+            {"index": i, "kind": f.kind, "message": f.message, **{k: plain(v) for k, v in f.data.items()}}
+        )
     if bound.passthrough:
         unknown["args"] = "; ".join(sorted({p.reason for p in bound.passthrough}))
     return ctx
 
 
 def _encloses(outer: Span, inner: Span) -> bool:
-    return (outer.path == inner.path and outer.start <= inner.start and inner.end <= outer.end
-            and (outer.start, outer.end) != (inner.start, inner.end))
+    return (
+        outer.path == inner.path
+        and outer.start <= inner.start
+        and inner.end <= outer.end
+        and (outer.start, outer.end) != (inner.start, inner.end)
+    )
 
 
 def _problem(i: int, p: Problem, bound: BoundArgs, version: str) -> dict[str, Any]:
@@ -140,8 +169,14 @@ def _problem(i: int, p: Problem, bound: BoundArgs, version: str) -> dict[str, An
     `earlier` (line:column of the occurrences a repeated flag overrides), `added_in` /
     `removed_in` / `last_in` (the release that added or removed a flag of another version)."""
     out: dict[str, Any] = {
-        "index": i, "kind": p.kind.value, "message": p.message, "flag": p.option, "dest": p.dest,
-        "suggestions": list(p.suggestions), "value": p.value, "fatal": p.fatal,
+        "index": i,
+        "kind": p.kind.value,
+        "message": p.message,
+        "flag": p.option,
+        "dest": p.dest,
+        "suggestions": list(p.suggestions),
+        "value": p.value,
+        "fatal": p.fatal,
         "history": p.history.describe(version) if p.history is not None else None,
     }
     if p.suggestions and p.option is not None:
@@ -250,7 +285,7 @@ def _exact(word: Word, sources: dict[str, SourceFile]) -> bool:
     sp = word.span
     if sp is None or word.text is None or sp.path not in sources:
         return False
-    return sources[sp.path].text[sp.start:sp.end] == word.text
+    return sources[sp.path].text[sp.start : sp.end] == word.text
 
 
 @dataclass
@@ -293,8 +328,11 @@ class ScriptLocator:
         return [s for s in out if not any(o is not s and _encloses(o, s) for o in out)]
 
     def launcher(self, key: str) -> Span | None:
-        q = {"nproc_per_node": self.launch_.nproc_per_node, "nnodes": self.launch_.nnodes,
-             "world_size": self.launch_.world_size}.get(key)
+        q = {
+            "nproc_per_node": self.launch_.nproc_per_node,
+            "nnodes": self.launch_.nnodes,
+            "world_size": self.launch_.world_size,
+        }.get(key)
         if q is not None:
             return q.span
         for w in self.launch_.launcher_words:
@@ -318,7 +356,7 @@ class ScriptLocator:
         for m in re.finditer(r"(?m)^[ \t]*export[ \t]+[^\n]*$", src.text):
             if m.start() >= anchor.start:
                 break
-            if src.text[m.start():m.end()].rstrip().endswith("\\"):
+            if src.text[m.start() : m.end()].rstrip().endswith("\\"):
                 continue
             best = src.span(m.start(), m.end())
         return best
@@ -354,7 +392,7 @@ class ScriptLocator:
             q = src.text[last.start - 1]
             if q in "\"'" and src.text[end] == q:
                 end += 1
-        between = src.text[first.start:end]
+        between = src.text[first.start : end]
         if "\n" in between and not re.search(r"\\\n", between):
             return None
         return src.span(first.start, end)
@@ -408,7 +446,7 @@ class ScriptLocator:
         if origins:
             lit = origins[-1]
             src = self.facts.sources.get(lit.path)
-            if src is not None and src.text[lit.start:lit.end] == word.text:
+            if src is not None and src.text[lit.start : lit.end] == word.text:
                 return [Edit(lit, text)]
         return None
 
@@ -431,7 +469,7 @@ class ScriptLocator:
             return [Edit(src.span(anchor.end, anchor.end), f"\n{indent}export {name}={value}")]
         # Before the first line of the launch command.
         line_start = self.launch_.span.start - (self.launch_.span.start_col - 1)
-        if src.text[line_start:self.launch_.span.start].strip():
+        if src.text[line_start : self.launch_.span.start].strip():
             return None
         return [Edit(src.span(line_start, line_start), f"export {name}={value}\n")]
 

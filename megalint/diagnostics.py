@@ -91,10 +91,13 @@ class Diagnostic:
             "location": {"row": self.span.start_line, "column": self.span.start_col},
             "end_location": {"row": self.span.end_line, "column": self.span.end_col},
             "labels": [
-                {"message": l.text, "filename": l.span.path,
-                 "location": {"row": l.span.start_line, "column": l.span.start_col},
-                 "end_location": {"row": l.span.end_line, "column": l.span.end_col}}
-                for l in self.labels
+                {
+                    "message": lab.text,
+                    "filename": lab.span.path,
+                    "location": {"row": lab.span.start_line, "column": lab.span.start_col},
+                    "end_location": {"row": lab.span.end_line, "column": lab.span.end_col},
+                }
+                for lab in self.labels
             ],
             "help": self.help,
             "fix": self.fix.to_json() if self.fix else None,

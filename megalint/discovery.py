@@ -16,15 +16,25 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Callable, Iterator
 
 import pathspec
 
 SHELL_EXTENSIONS = (".sh", ".bash", ".slurm", ".sbatch")
 SHELL_INTERPRETERS = {"sh", "bash", "dash"}
-SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache",
-             ".pytest_cache"}
+SKIP_DIRS = {
+    ".git",
+    ".hg",
+    ".svn",
+    "node_modules",
+    ".venv",
+    "venv",
+    "__pycache__",
+    ".tox",
+    ".mypy_cache",
+    ".pytest_cache",
+}
 _SHEBANG = re.compile(rb"^#![ \t]*(\S+)(.*)$")
 
 STDIN = "-"
@@ -144,8 +154,12 @@ def walk(folder: str, excluded: Callable[[str, bool], bool], gitignore: GitIgnor
     yield from visit(folder, inherited)
 
 
-def discover(paths: list[str], excluded: Callable[[str, bool], bool], on_missing: Callable[[str], None],
-             force_exclude: bool = False) -> Iterator[Job]:
+def discover(
+    paths: list[str],
+    excluded: Callable[[str, bool], bool],
+    on_missing: Callable[[str], None],
+    force_exclude: bool = False,
+) -> Iterator[Job]:
     """The jobs for the command line's paths, in order.
 
     `excluded(path, is_dir)` says whether a path is excluded (by its configuration and
@@ -174,4 +188,3 @@ def discover(paths: list[str], excluded: Callable[[str, bool], bool], on_missing
                 yield Job(os.path.normpath(p), p, True)
         else:
             on_missing(p)
-

@@ -55,9 +55,13 @@ def verdicts(rules: RuleSet, ev: Evaluation, suppressed: set[int], not_run_passe
                 if u.rule.code == rule.code:
                     for m in u.missing:
                         missing.setdefault(m.path, m.reason)
-            out.groups["undecided"].append({**entry, "missing": [{"input": p, "reason": r} for p, r in missing.items()]})
+            out.groups["undecided"].append(
+                {**entry, "missing": [{"input": p, "reason": r} for p, r in missing.items()]}
+            )
         if FAILED in seen:
-            out.groups["failed"].append({**entry, "errors": [f.message for f in ev.failures if f.rule.code == rule.code]})
+            out.groups["failed"].append(
+                {**entry, "errors": [f.message for f in ev.failures if f.rule.code == rule.code]}
+            )
         if seen == {PASSED} or (not seen and not_run_passes):
             out.groups["passed"].append(entry)
         elif seen == {NOT_APPLICABLE}:
@@ -90,24 +94,27 @@ def explain_result(result: FileResult, rules: RuleSet, text: str) -> dict:
         ev = evaluate(launch_rules, [Target(lr.context, locator, cond)])
         launch = lr.launch
         ws = launch.world_size
-        launches.append({
-            "index": i,
-            "line": launch.span.start_line,
-            "launcher": launch.launcher,
-            "entry": launch.entry.text if launch.entry is not None else None,
-            "condition": cond,
-            "world_size": ws.value,
-            "world_size_unknown": ws.unknown.reason if ws.unknown is not None else None,
-            "gpu": lr.gpu.name if lr.gpu is not None else None,
-            "gpu_from": lr.detection.reason if lr.detection is not None else None,
-            "rules": verdicts(launch_rules, ev, suppressed_ids(ev.diagnostics)).to_json(),
-        })
+        launches.append(
+            {
+                "index": i,
+                "line": launch.span.start_line,
+                "launcher": launch.launcher,
+                "entry": launch.entry.text if launch.entry is not None else None,
+                "condition": cond,
+                "world_size": ws.value,
+                "world_size_unknown": ws.unknown.reason if ws.unknown is not None else None,
+                "gpu": lr.gpu.name if lr.gpu is not None else None,
+                "gpu_from": lr.detection.reason if lr.detection is not None else None,
+                "rules": verdicts(launch_rules, ev, suppressed_ids(ev.diagnostics)).to_json(),
+            }
+        )
     shell_diags = [d for d in result.diagnostics if d.code in {r.code for r in shell_rules}]
-    shell_ev = Evaluation(diagnostics=shell_diags, undecided=[u for u in result.evaluation.undecided
-                                                              if u.rule.category == SHELL_CATEGORY],
-                          failures=[f for f in result.evaluation.failures if f.rule.category == SHELL_CATEGORY],
-                          outcomes={k: v for k, v in result.evaluation.outcomes.items()
-                                    if k in {r.code for r in shell_rules}})
+    shell_ev = Evaluation(
+        diagnostics=shell_diags,
+        undecided=[u for u in result.evaluation.undecided if u.rule.category == SHELL_CATEGORY],
+        failures=[f for f in result.evaluation.failures if f.rule.category == SHELL_CATEGORY],
+        outcomes={k: v for k, v in result.evaluation.outcomes.items() if k in {r.code for r in shell_rules}},
+    )
     return {
         "path": result.path,
         "megatron": result.version,
@@ -121,8 +128,10 @@ def explain_result(result: FileResult, rules: RuleSet, text: str) -> dict:
 
 
 def render_text(report: dict) -> str:
-    lines = [f"{report['path']}: Megatron-LM {report['megatron']}"
-             + (f" ({report['megatron_note']})" if report["megatron_note"] else "")]
+    lines = [
+        f"{report['path']}: Megatron-LM {report['megatron']}"
+        + (f" ({report['megatron_note']})" if report["megatron_note"] else "")
+    ]
     if report["gpu_unknown"]:
         lines.append(f"  GPU unknown: {report['gpu_unknown']}")
     if not report["launches"]:
@@ -170,9 +179,11 @@ def explain_main(argv: list[str]) -> int:
     from megalint.config import UsageError
     from megalint.lint import EXIT_CLEAN, EXIT_USAGE, Runner, add_analysis_options, check_analysis_options
 
-    p = argparse.ArgumentParser(prog="megalint explain",
-                                description="For each launch of a script: the rules that fired, passed, "
-                                            "or could not decide, and the inputs they lacked.")
+    p = argparse.ArgumentParser(
+        prog="megalint explain",
+        description="For each launch of a script: the rules that fired, passed, "
+        "or could not decide, and the inputs they lacked.",
+    )
     p.add_argument("paths", nargs="+", metavar="SCRIPT")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     add_analysis_options(p)

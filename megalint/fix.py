@@ -15,13 +15,12 @@ quoting and comments stay as written.
 
 from __future__ import annotations
 
-import bisect
 import difflib
 from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Sequence
 
-from megalint.diagnostics import Applicability, Diagnostic, Edit, Fix
+from megalint.diagnostics import Applicability, Diagnostic, Edit
 
 MAX_PASSES = 100
 
@@ -85,8 +84,7 @@ def _conflict(a: tuple[int, int], b: tuple[int, int]) -> bool:
     return a[0] == a[1] == b[0] == b[1]
 
 
-def resolve_edits(text: str, edits: Iterable[Edit], starts: Sequence[int] | None = None
-                  ) -> list[tuple[int, int, str]]:
+def resolve_edits(text: str, edits: Iterable[Edit], starts: Sequence[int] | None = None) -> list[tuple[int, int, str]]:
     """Offsets and newline-adjusted content for `edits`, sorted; raises on overlap."""
     starts = line_starts(text) if starts is None else starts
     out = []
@@ -94,7 +92,7 @@ def resolve_edits(text: str, edits: Iterable[Edit], starts: Sequence[int] | None
         a, b = edit_range(starts, len(text), e)
         out.append((a, b, _normalise_newlines(e.content, _line_ending_at(text, a))))
     out.sort(key=lambda r: (r[0], r[1]))
-    for x, y in zip(out, out[1:]):
+    for x, y in zip(out, out[1:], strict=False):
         if _conflict((x[0], x[1]), (y[0], y[1])):
             raise OverlappingEdits(f"edits overlap at offsets {x[0]}..{x[1]} and {y[0]}..{y[1]}")
     return out
@@ -170,8 +168,7 @@ def _order_key(starts, n, d: Diagnostic):
     return (first, d.code, d.span.start_line, d.span.start_col)
 
 
-def _one_pass(text: str, candidates: list[Diagnostic],
-              reparse_ok: Callable[[str], bool] | None):
+def _one_pass(text: str, candidates: list[Diagnostic], reparse_ok: Callable[[str], bool] | None):
     """Returns (new_text, applied, deferred, rejected)."""
     starts = line_starts(text)
     n = len(text)

@@ -55,25 +55,48 @@ other commands:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="megalint", description="Lint Megatron-LM launch scripts before they wait in a queue.",
-        epilog=EXIT_STATUS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+        prog="megalint",
+        description="Lint Megatron-LM launch scripts before they wait in a queue.",
+        epilog=EXIT_STATUS_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("paths", nargs="*", help="scripts or folders (searched recursively); `-` reads standard input")
     p.add_argument("--version", action="version", version=version_text())
     out = p.add_argument_group("output")
-    out.add_argument("--output-format", action="append", default=[], metavar="FORMAT[:PATH]",
-                     help="full (default), concise, grouped, json, json-lines, sarif, github, gitlab, junit; "
-                          "repeatable; FORMAT:PATH writes to a file")
-    out.add_argument("--color", choices=("auto", "always", "never"), default="auto",
-                     help="colour the human formats (auto: on a terminal, unless NO_COLOR; FORCE_COLOR forces it)")
+    out.add_argument(
+        "--output-format",
+        action="append",
+        default=[],
+        metavar="FORMAT[:PATH]",
+        help="full (default), concise, grouped, json, json-lines, sarif, github, gitlab, junit; "
+        "repeatable; FORMAT:PATH writes to a file",
+    )
+    out.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour the human formats (auto: on a terminal, unless NO_COLOR; FORCE_COLOR forces it)",
+    )
     out.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings (errors still exit 2 or 3)")
-    out.add_argument("--failure-threshold", choices=THRESHOLDS,
-                     help="lowest severity that makes the exit status 1 (default: warning; none: never)")
+    out.add_argument(
+        "--failure-threshold",
+        choices=THRESHOLDS,
+        help="lowest severity that makes the exit status 1 (default: warning; none: never)",
+    )
     add_analysis_options(p)
     files = p.add_argument_group("files")
-    files.add_argument("--exclude", action="append", default=[], metavar="GLOB",
-                       help="gitignore-style pattern of files and folders to skip (repeatable)")
-    files.add_argument("--force-exclude", action="store_true",
-                       help="apply the excludes to paths named on the command line too (for pre-commit)")
+    files.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="gitignore-style pattern of files and folders to skip (repeatable)",
+    )
+    files.add_argument(
+        "--force-exclude",
+        action="store_true",
+        help="apply the excludes to paths named on the command line too (for pre-commit)",
+    )
     files.add_argument("--stdin-filename", metavar="PATH", help="the name standard input is reported under")
     fix = p.add_argument_group("fixes")
     fix.add_argument("--fix", action="store_true", help="apply safe fixes in place (standard input: print the result)")
@@ -90,11 +113,17 @@ def add_analysis_options(p: argparse.ArgumentParser) -> None:
     sel.add_argument("--ignore", action="append", default=[], metavar="RULE", help="not these rules")
     sel.add_argument("--rule-dir", action="append", default=[], metavar="DIR", help="an extra folder of YAML rules")
     inp = p.add_argument_group("what the script runs on")
-    inp.add_argument("--megatron-version", help="Megatron-LM version of the job (default: the configuration, "
-                                                "else the newest)")
+    inp.add_argument(
+        "--megatron-version", help="Megatron-LM version of the job (default: the configuration, else the newest)"
+    )
     inp.add_argument("--gpu", help="GPU model when the script does not say (h100, a100-80gb, v100 …)")
-    inp.add_argument("--assume", action="append", default=[], metavar="NAME=VALUE",
-                     help="a value for an environment input, e.g. --assume NNODES=4 (repeatable)")
+    inp.add_argument(
+        "--assume",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a value for an environment input, e.g. --assume NNODES=4 (repeatable)",
+    )
     inp.add_argument("--no-memory", action="store_true", help="skip the memory estimate")
     cfg = p.add_argument_group("configuration")
     cfg.add_argument("--config", metavar="FILE", help="a megalint.toml or pyproject.toml to use for every file")
@@ -129,11 +158,14 @@ def check_analysis_options(args: argparse.Namespace) -> None:
         try:
             parse_version(args.megatron_version)
         except VersionError:
-            raise UsageError(f"--megatron-version: `{args.megatron_version}` is not a Megatron-LM version "
-                             "(e.g. 0.15, core_v0.12.0, HEAD)") from None
+            raise UsageError(
+                f"--megatron-version: `{args.megatron_version}` is not a Megatron-LM version "
+                "(e.g. 0.15, core_v0.12.0, HEAD)"
+            ) from None
 
 
 # -- per-file setup ------------------------------------------------------------------------
+
 
 class Configs:
     """The configuration of each file: --config's, none with --isolated, else the nearest one."""
@@ -215,7 +247,9 @@ class Runner:
         for pattern, codes in cfg.per_file_ignores.items():
             for s in codes:
                 if not catalog.known(s):
-                    raise cfg.error_at(("per-file-ignores", pattern), catalog.unknown_message(s, "`per-file-ignores`"), s)
+                    raise cfg.error_at(
+                        ("per-file-ignores", pattern), catalog.unknown_message(s, "`per-file-ignores`"), s
+                    )
         for option in ("select", "extend_select", "ignore"):
             check_selectors(catalog, getattr(args, option) or (), f"--{option.replace('_', '-')}")
         codes = {c: m.name for c, m in metas.items()}
@@ -224,10 +258,14 @@ class Runner:
         on = selected_codes(codes, layers, preview)
         selected = RuleSet([r for r in rules if r.code in on])
         settings = Settings(
-            rules=selected, megatron_version=args.megatron_version or cfg.megatron_version,
-            gpu=args.gpu or cfg.gpu, assume={**cfg.assume, **self.cli_assume},
+            rules=selected,
+            megatron_version=args.megatron_version or cfg.megatron_version,
+            gpu=args.gpu or cfg.gpu,
+            assume={**cfg.assume, **self.cli_assume},
             root_dir=cfg.root if cfg.path else os.getcwd(),
-            follow_source_outside_root=cfg.follow_source_outside_root, with_memory=not args.no_memory)
+            follow_source_outside_root=cfg.follow_source_outside_root,
+            with_memory=not args.no_memory,
+        )
         threshold = getattr(args, "failure_threshold", None) or cfg.failure_threshold or DEFAULT_THRESHOLD
         pfi = [(Excludes([pattern], cfg.root), codes_) for pattern, codes_ in cfg.per_file_ignores.items()]
         return Setup(cfg, rules, selected, on, metas, settings, threshold, pfi)
@@ -245,14 +283,16 @@ class Runner:
 
 # -- one file ------------------------------------------------------------------------------
 
+
 def finalise(result: FileResult, text: str, setup: Setup, shown: str) -> list[Diagnostic]:
     """The pipeline's findings after per-file ignores, inline suppressions and severity overrides."""
     ignored = [c for spec, codes in setup.pfi if spec.match(shown) for c in codes]
     raw = [d for d in result.diagnostics if not _named(d, ignored)]
     enabled = [c for c in setup.codes_on if not any(_named_code(c, setup.metas[c].name, t) for t in ignored)]
     undecided = {u.rule.code for u in result.evaluation.undecided}
-    kept, own = apply_suppressions(raw, directives(result, text, shown), setup.metas, enabled=enabled,
-                                   undecided=undecided)
+    kept, own = apply_suppressions(
+        raw, directives(result, text, shown), setup.metas, enabled=enabled, undecided=undecided
+    )
     own = [d for d in own if d.code in setup.codes_on and not _named(d, ignored)]
     out = []
     for d in kept + own:
@@ -270,9 +310,10 @@ def directives(result: FileResult, text: str, shown: str):
     for _, span in result.facts.comments:
         if span.path != shown:
             continue
-        if span.end > span.start and text[span.end - 1:span.end] == "\r":
-            span = Span(span.path, span.start_line, span.start_col, span.end_line, span.end_col - 1,
-                        span.start, span.end - 1)
+        if span.end > span.start and text[span.end - 1 : span.end] == "\r":
+            span = Span(
+                span.path, span.start_line, span.start_col, span.end_line, span.end_col - 1, span.start, span.end - 1
+            )
         comments.append(span)
     return parse_directives(text, shown, comments=comments)
 
@@ -327,6 +368,7 @@ def _note(message: str) -> None:
 
 
 # -- the run -------------------------------------------------------------------------------
+
 
 def lint_main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
@@ -460,8 +502,14 @@ def _emit(targets, diags, sources, metas, args, stream: TextIO) -> None:
         to_file = target.path is not None
         is_tty = (not to_file) and _isatty(stream)
         color = not to_file and target.format in HUMAN_FORMATS and color_enabled(args.color, is_tty)
-        opts = RenderOptions(color=color, width=_width(is_tty), root=root, unsafe_fixes=args.unsafe_fixes,
-                             step_summary=step_summary, tool_version=__version__)
+        opts = RenderOptions(
+            color=color,
+            width=_width(is_tty),
+            root=root,
+            unsafe_fixes=args.unsafe_fixes,
+            step_summary=step_summary,
+            tool_version=__version__,
+        )
         text = render(target.format, diags, sources, metas, opts)
         if text and not text.endswith("\n"):
             text += "\n"
@@ -471,8 +519,9 @@ def _emit(targets, diags, sources, metas, args, stream: TextIO) -> None:
                 with open(target.path, "w", encoding="utf-8") as fh:
                     fh.write(text)
             except OSError as exc:
-                raise UsageError(f"--output-format {target.format}:{target.path}: cannot write: "
-                                 f"{exc.strerror or exc}") from None
+                raise UsageError(
+                    f"--output-format {target.format}:{target.path}: cannot write: {exc.strerror or exc}"
+                ) from None
         else:
             stream.write(text)
 
@@ -496,6 +545,19 @@ def run_guarded(fn, argv: list[str]) -> int:
         return EXIT_USAGE
 
 
-__all__ = ["EXIT_CLEAN", "EXIT_FINDINGS", "EXIT_USAGE", "EXIT_INTERNAL", "ConfigError", "UsageError",
-           "build_parser", "finalise", "internal_error_line", "lint_main", "parse_assume", "rule_metas",
-           "run_guarded", "version_text"]
+__all__ = [
+    "EXIT_CLEAN",
+    "EXIT_FINDINGS",
+    "EXIT_USAGE",
+    "EXIT_INTERNAL",
+    "ConfigError",
+    "UsageError",
+    "build_parser",
+    "finalise",
+    "internal_error_line",
+    "lint_main",
+    "parse_assume",
+    "rule_metas",
+    "run_guarded",
+    "version_text",
+]

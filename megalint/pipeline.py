@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import os
 import re
-from importlib import resources
 from dataclasses import dataclass, field
 from functools import lru_cache
+from importlib import resources
 
 from megalint.context import ScriptLocator, build_context, plain
 from megalint.diagnostics import Diagnostic
@@ -102,6 +102,8 @@ def catalogue_for(text: str | None) -> tuple[Catalogue, str, str | None]:
         return _catalogue(res.version), res.version, res.note
     with resources.as_file(best[1]) as path:
         return Catalogue.from_file(path), f"{major}.{minor}", None
+
+
 _GPU_COUNT_KEYS = ("--gpus", "--gpus-per-node", "--gpus-per-task", "--gpus-per-socket")
 
 
@@ -124,8 +126,15 @@ def _gpu_type_hint(value: str, span: Span) -> GpuHint | None:
         return None
     sub = span
     if span.start_line == span.end_line and span.end - span.start == len(value):
-        sub = Span(span.path, span.start_line, span.start_col, span.end_line,
-                   span.start_col + len(m.group(1)), span.start, span.start + len(m.group(1)))
+        sub = Span(
+            span.path,
+            span.start_line,
+            span.start_col,
+            span.end_line,
+            span.start_col + len(m.group(1)),
+            span.start,
+            span.start + len(m.group(1)),
+        )
     return GpuHint("sbatch-constraint", m.group(1), sub)
 
 
@@ -164,20 +173,39 @@ def choose_gpu(facts: ScriptFacts, configured: str | None) -> tuple[GpuProfile |
         return profile, None, None
     det = detect_gpu(gpu_hints(facts))
     if det is None:
-        return None, None, ("no GPU model is named in the script (#SBATCH --constraint/--gres, its name, "
-                            "a comment), or its hints disagree; give one with --gpu NAME or `gpu` in the configuration")
+        return (
+            None,
+            None,
+            (
+                "no GPU model is named in the script (#SBATCH --constraint/--gres, its name, "
+                "a comment), or its hints disagree; give one with --gpu NAME or `gpu` in the configuration"
+            ),
+        )
     if det.ignored and det.hint.kind not in _SCHEDULER_HINTS:
         # A comment or a file name decided, and another weak hint names another GPU: the script
         # contradicts itself, and hardware rules must not pick a side. A scheduler line is not
         # a hint of the same kind: the job gets the GPU it requests, whatever a comment says.
         others = ", ".join(sorted({pid for _, pid in det.ignored}))
-        return None, None, (f"the script names {det.profile.id} ({det.reason.removeprefix('taken from ')}) "
-                            f"but also {others}; give the GPU with --gpu NAME or `gpu` in the configuration")
+        return (
+            None,
+            None,
+            (
+                f"the script names {det.profile.id} ({det.reason.removeprefix('taken from ')}) "
+                f"but also {others}; give the GPU with --gpu NAME or `gpu` in the configuration"
+            ),
+        )
     return det.profile, det, None
 
 
-_ENV_LOADERS = {("module", "load"), ("module", "add"), ("module", "restore"), ("module", "swap"),
-                ("ml", None), ("spack", "load"), ("conda", "activate")}
+_ENV_LOADERS = {
+    ("module", "load"),
+    ("module", "add"),
+    ("module", "restore"),
+    ("module", "swap"),
+    ("ml", None),
+    ("spack", "load"),
+    ("conda", "activate"),
+}
 
 
 def environment_opaque(facts: ScriptFacts) -> str | None:
@@ -187,28 +215,49 @@ def environment_opaque(facts: ScriptFacts) -> str | None:
     that asks whether a variable is *absent* cannot be decided then."""
     for note in facts.notes:
         # The evaluator reports a `source` it could not follow only as a note.
-        if "(a cycle)" not in note and ("its variables are not read" in note or "not followed" in note
-                                        or "cannot read sourced file" in note):
+        if "(a cycle)" not in note and (
+            "its variables are not read" in note or "not followed" in note or "cannot read sourced file" in note
+        ):
             return note
     for path in facts.paths:
         for rec in path.commands:
             t = [w.text for w in rec.words[:2]]
             if t and ((t[0], t[1] if len(t) > 1 else None) in _ENV_LOADERS or (t[0], None) in _ENV_LOADERS):
-                return (f"`{' '.join(x for x in t if x)}` at {rec.span.path}:{rec.span.start_line} may export "
-                        "variables that are not known")
+                return (
+                    f"`{' '.join(x for x in t if x)}` at {rec.span.path}:{rec.span.start_line} may export "
+                    "variables that are not known"
+                )
     return None
 
 
 # Arguments the estimator reads that have no entry in its defaults table.
-_MEMORY_EXTRA = ("num_layers", "hidden_size", "num_attention_heads", "seq_length", "micro_batch_size",
-                 "global_batch_size", "max_position_embeddings", "recompute_activations",
-                 "num_layers_in_first_pipeline_stage", "num_layers_in_last_pipeline_stage",
-                 "virtual_pipeline_model_parallel_size", "cuda_graph_impl", "enable_cuda_graph",
-                 "external_cuda_graph", "fine_grained_activation_offloading", "cpu_offloading")
+_MEMORY_EXTRA = (
+    "num_layers",
+    "hidden_size",
+    "num_attention_heads",
+    "seq_length",
+    "micro_batch_size",
+    "global_batch_size",
+    "max_position_embeddings",
+    "recompute_activations",
+    "num_layers_in_first_pipeline_stage",
+    "num_layers_in_last_pipeline_stage",
+    "virtual_pipeline_model_parallel_size",
+    "cuda_graph_impl",
+    "enable_cuda_graph",
+    "external_cuda_graph",
+    "fine_grained_activation_offloading",
+    "cpu_offloading",
+)
 
 
-def _memory(bound: BoundArgs, world: int | None, derived: dict | None = None,
-            profile: GpuProfile | None = None, gpus_per_node: int | None = None):
+def _memory(
+    bound: BoundArgs,
+    world: int | None,
+    derived: dict | None = None,
+    profile: GpuProfile | None = None,
+    gpus_per_node: int | None = None,
+):
     """The memory estimate as the rule context holds it, or (None, why not).
 
     The vocabulary is the one input that often stays unknown (it comes from the tokenizer's
@@ -233,8 +282,7 @@ def _memory(bound: BoundArgs, world: int | None, derived: dict | None = None,
     if pv is not None and pv.known and pv.value is not None:
         args["padded_vocab_size"] = int(pv.value)
     else:
-        reason = (pv.value.reason if pv is not None and not pv.known else
-                  "the padded vocabulary size is not known")
+        reason = pv.value.reason if pv is not None and not pv.known else "the padded vocabulary size is not known"
         args["padded_vocab_size"] = 0
         not_counted["embedding_and_output_layer"] = reason
     try:
@@ -250,8 +298,9 @@ def _memory(bound: BoundArgs, world: int | None, derived: dict | None = None,
 
 def lint_text(path: str, text: str, settings: Settings) -> FileResult:
     ps = parse_text(path, text)
-    facts = analyze_parsed(ps, root_dir=settings.root_dir, assume=settings.assume,
-                           follow_outside_root=settings.follow_source_outside_root)
+    facts = analyze_parsed(
+        ps, root_dir=settings.root_dir, assume=settings.assume, follow_outside_root=settings.follow_source_outside_root
+    )
     return lint_facts(facts, settings)
 
 
@@ -269,14 +318,28 @@ def lint_facts(facts: ScriptFacts, settings: Settings) -> FileResult:
     for launch in launches:
         bound = bind(launch.argv, catalogue)
         bound.problems = _entry_problems(launch, bound.problems)
-        bound = supplied_args(bound, version, stock_entry(launch) is not None,
-                              launch.entry.text if launch.entry is not None else None)
+        bound = supplied_args(
+            bound, version, stock_entry(launch) is not None, launch.entry.text if launch.entry is not None else None
+        )
         world = launch.world_size.value
         derived = derive(bound, world if world is not None else launch.world_size.unknown, version)
-        memory, memory_unknown = (_memory(bound, world, derived, profile, launch.nproc_per_node.value)
-                                  if settings.with_memory else (None, "not computed"))
-        ctx = build_context(launch, bound, derived, version, profile, gpu_reason, facts.findings,
-                            memory, memory_unknown, env_opaque=env_opaque)
+        memory, memory_unknown = (
+            _memory(bound, world, derived, profile, launch.nproc_per_node.value)
+            if settings.with_memory
+            else (None, "not computed")
+        )
+        ctx = build_context(
+            launch,
+            bound,
+            derived,
+            version,
+            profile,
+            gpu_reason,
+            facts.findings,
+            memory,
+            memory_unknown,
+            env_opaque=env_opaque,
+        )
         locator = ScriptLocator(launch, bound, facts, detection, facts.findings)
         cond = " and ".join(launch.condition) if launch.condition else None
         fork = megatron_fork(launch)
@@ -297,10 +360,16 @@ def lint_facts(facts: ScriptFacts, settings: Settings) -> FileResult:
 
 # Rules about the launch itself (its world size, GPU, network, memory), which hold for the
 # Megatron forks too; every other rule encodes a check of Megatron-LM's own argument code.
-FORK_NEUTRAL_RULES = frozenset({
-    "world-size-divisibility", "fp8-requires-hopper", "overlap-param-gather-on-volta",
-    "missing-nccl-ib-timeout", "predicted-oom", "low-memory-headroom",
-})
+FORK_NEUTRAL_RULES = frozenset(
+    {
+        "world-size-divisibility",
+        "fp8-requires-hopper",
+        "overlap-param-gather-on-volta",
+        "missing-nccl-ib-timeout",
+        "predicted-oom",
+        "low-memory-headroom",
+    }
+)
 
 
 def megatron_fork(launch: Launch) -> str | None:
@@ -310,10 +379,13 @@ def megatron_fork(launch: Launch) -> str | None:
     and checks differ (the DeepSpeed pipeline engine partitions layers itself), so Megatron-LM's
     argument rules would be false alarms there."""
     for w in launch.argv:
-        if w.text in ("--deepspeed", "--deepspeed_config", "--deepspeed-config") or (
-                w.text or "").startswith("--deepspeed_config="):
-            return ("this launch passes --deepspeed: it runs Megatron-DeepSpeed, whose arguments and "
-                    "checks differ from Megatron-LM's")
+        if w.text in ("--deepspeed", "--deepspeed_config", "--deepspeed-config") or (w.text or "").startswith(
+            "--deepspeed_config="
+        ):
+            return (
+                "this launch passes --deepspeed: it runs Megatron-DeepSpeed, whose arguments and "
+                "checks differ from Megatron-LM's"
+            )
     return None
 
 
@@ -321,26 +393,49 @@ def megatron_fork(launch: Launch) -> str | None:
 # each may add. pretrain_gpt.py/pretrain_hybrid.py add the ModelOpt flags only when
 # nvidia-modelopt is importable (pretrain_gpt.py:526@d98e8a64, pretrain_hybrid.py:543@d98e8a64),
 # which cannot be told from the script: those flags are neither known nor unknown.
-_MODELOPT_FLAGS = frozenset({
-    "--enable-gpt-oss", "--export-default-te-spec", "--export-force-local-attention",
-    "--export-kd-cfg", "--export-kd-teacher-ckpt-format", "--export-kd-teacher-load",
-    "--export-kd-teacher-model-config", "--export-kv-cache-quant", "--export-legacy-megatron",
-    "--export-model-type", "--export-moe-apply-probs-on-input", "--export-offline-model",
-    "--export-qk-l2-norm", "--export-quant-cfg", "--export-real-quant-cfg",
-    "--export-te-mcore-model", "--finetune-data-files", "--finetune-data-split",
-    "--finetune-hf-dataset", "--freeze-base-for-mtp", "--modelopt-enabled", "--qad-train-target",
-})  # megatron/post_training/arguments.py@d98e8a64
+_MODELOPT_FLAGS = frozenset(
+    {
+        "--enable-gpt-oss",
+        "--export-default-te-spec",
+        "--export-force-local-attention",
+        "--export-kd-cfg",
+        "--export-kd-teacher-ckpt-format",
+        "--export-kd-teacher-load",
+        "--export-kd-teacher-model-config",
+        "--export-kv-cache-quant",
+        "--export-legacy-megatron",
+        "--export-model-type",
+        "--export-moe-apply-probs-on-input",
+        "--export-offline-model",
+        "--export-qk-l2-norm",
+        "--export-quant-cfg",
+        "--export-real-quant-cfg",
+        "--export-te-mcore-model",
+        "--finetune-data-files",
+        "--finetune-data-split",
+        "--finetune-hf-dataset",
+        "--freeze-base-for-mtp",
+        "--modelopt-enabled",
+        "--qad-train-target",
+    }
+)  # megatron/post_training/arguments.py@d98e8a64
 STOCK_ENTRY_POINTS = {
-    "pretrain_gpt.py": _MODELOPT_FLAGS, "pretrain_hybrid.py": _MODELOPT_FLAGS,
-    "pretrain_mamba.py": frozenset(), "pretrain_bert.py": frozenset(), "pretrain_t5.py": frozenset(),
-    "pretrain_retro.py": frozenset(), "pretrain_ict.py": frozenset(),
-    "pretrain_vision_classify.py": frozenset(), "pretrain_vision_dino.py": frozenset(),
+    "pretrain_gpt.py": _MODELOPT_FLAGS,
+    "pretrain_hybrid.py": _MODELOPT_FLAGS,
+    "pretrain_mamba.py": frozenset(),
+    "pretrain_bert.py": frozenset(),
+    "pretrain_t5.py": frozenset(),
+    "pretrain_retro.py": frozenset(),
+    "pretrain_ict.py": frozenset(),
+    "pretrain_vision_classify.py": frozenset(),
+    "pretrain_vision_dino.py": frozenset(),
     "pretrain_vision_inpaint.py": frozenset(),
 }
 # What an entry point's own parser may accept beyond Megatron-LM's: a flag it adds, a word
 # that is the value of such a flag, a positional of its own, or another version's choices.
-_ENTRY_DEPENDENT = frozenset({ProblemKind.UNKNOWN_FLAG, ProblemKind.OTHER_VERSION,
-                              ProblemKind.POSITIONAL, ProblemKind.INVALID_CHOICE})
+_ENTRY_DEPENDENT = frozenset(
+    {ProblemKind.UNKNOWN_FLAG, ProblemKind.OTHER_VERSION, ProblemKind.POSITIONAL, ProblemKind.INVALID_CHOICE}
+)
 
 
 def stock_entry(launch: Launch) -> frozenset[str] | None:
@@ -360,8 +455,11 @@ def _entry_problems(launch: Launch, problems: list) -> list:
     extra = stock_entry(launch)
     if extra is None:
         return [p for p in problems if p.kind not in _ENTRY_DEPENDENT]
-    return [p for p in problems
-            if not (p.kind in (ProblemKind.UNKNOWN_FLAG, ProblemKind.OTHER_VERSION) and p.option in extra)]
+    return [
+        p
+        for p in problems
+        if not (p.kind in (ProblemKind.UNKNOWN_FLAG, ProblemKind.OTHER_VERSION) and p.option in extra)
+    ]
 
 
 def _merge_into(evaluation: Evaluation, other: Evaluation) -> None:
@@ -383,8 +481,9 @@ class _ScriptOnlyLocator(ScriptLocator):
 def _script_target(facts: ScriptFacts, version: str) -> Target:
     ctx = {"shell": [], "megatron": version, "unknown": {}}
     for i, f in enumerate(facts.findings):
-        ctx["shell"].append({"index": i, "kind": f.kind, "message": f.message,
-                             **{k: plain(v) for k, v in f.data.items()}})
+        ctx["shell"].append(
+            {"index": i, "kind": f.kind, "message": f.message, **{k: plain(v) for k, v in f.data.items()}}
+        )
     dummy = Launch("none", (), None, (), {}, None, None, None, facts.findings[0].span)  # type: ignore[arg-type]
     from megalint.megatron.bind import BoundArgs as _BA
 

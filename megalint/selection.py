@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
 
 from megalint.config import UsageError
 from megalint.diagnostics import Severity
@@ -32,9 +32,19 @@ def rule_metas(rules: RuleSet) -> dict[str, RuleMeta]:
     for r in rules:
         d = r.docs
         summary = d.what.strip().split("\n")[0] if d.what else r.name
-        metas[r.code] = RuleMeta(r.code, r.name, r.severity, summary, help_uri=r.url, what=d.what or "",
-                                 why=d.why or "", example=d.example or "", use_instead=d.use_instead or "",
-                                 fix_safety=d.fix_safety or "", tags=(r.category,))
+        metas[r.code] = RuleMeta(
+            r.code,
+            r.name,
+            r.severity,
+            summary,
+            help_uri=r.url,
+            what=d.what or "",
+            why=d.why or "",
+            example=d.example or "",
+            use_instead=d.use_instead or "",
+            fix_safety=d.fix_safety or "",
+            tags=(r.category,),
+        )
     return metas
 
 
@@ -114,8 +124,9 @@ def selected_codes(codes: dict[str, str], layers: Sequence[Layer], preview: Iter
         else:
             base = set(on)
         for code, name in codes.items():
-            best_on = max((specificity(s, code, name) for s in list(layer.select or ()) + list(layer.extend_select)),
-                          default=0)
+            best_on = max(
+                (specificity(s, code, name) for s in list(layer.select or ()) + list(layer.extend_select)), default=0
+            )
             best_off = max((specificity(s, code, name) for s in layer.ignore), default=0)
             if best_off and best_off >= best_on:
                 base.discard(code)
@@ -123,7 +134,6 @@ def selected_codes(codes: dict[str, str], layers: Sequence[Layer], preview: Iter
                 base.add(code)
         on = base
     return on
-
 
 
 def severity_for(code: str, name: str, default: Severity, overrides: dict[str, str]) -> Severity:

@@ -22,8 +22,9 @@ class Span:
 
     __slots__ = ("path", "start", "end", "_pos", "_file")
 
-    def __init__(self, path: str, start_line: int, start_col: int, end_line: int, end_col: int,
-                 start: int = 0, end: int = 0):
+    def __init__(
+        self, path: str, start_line: int, start_col: int, end_line: int, end_col: int, start: int = 0, end: int = 0
+    ):
         self.path = path
         self.start = start  # character offset, inclusive
         self.end = end  # character offset, exclusive
@@ -81,8 +82,10 @@ class Span:
 
     def __repr__(self) -> str:
         sl, sc, el, ec = self._pos or self._resolve()
-        return (f"Span(path={self.path!r}, start_line={sl}, start_col={sc}, end_line={el}, "
-                f"end_col={ec}, start={self.start}, end={self.end})")
+        return (
+            f"Span(path={self.path!r}, start_line={sl}, start_col={sc}, end_line={el}, "
+            f"end_col={ec}, start={self.start}, end={self.end})"
+        )
 
     def __str__(self) -> str:
         return f"{self.path}:{self.start_line}:{self.start_col}"
@@ -134,8 +137,7 @@ class SourceFile:
         linted without a position being shown)."""
         starts = self._starts
         if starts is None:
-            starts = self._starts = list(accumulate(map((1).__add__, map(len, self.text.split("\n")[:-1])),
-                                                    initial=0))
+            starts = self._starts = list(accumulate(map((1).__add__, map(len, self.text.split("\n")[:-1])), initial=0))
         return starts
 
     @property

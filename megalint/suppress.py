@@ -28,9 +28,9 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Callable, Collection, Iterable, Mapping, Sequence, Union
 
 from megalint.diagnostics import Applicability, Diagnostic, Edit, Fix, Severity
 from megalint.output.meta import RuleMeta
@@ -42,45 +42,72 @@ INVALID = "ML003"
 
 SUPPRESSION_RULES: dict[str, RuleMeta] = {
     UNUSED: RuleMeta(
-        UNUSED, "unused-suppression", Severity.WARNING,
+        UNUSED,
+        "unused-suppression",
+        Severity.WARNING,
         "A suppression comment that suppresses nothing.",
         what="Reports `# megalint: ignore[…]`, `disable[…]` and `file-ignore[…]` codes that matched no finding.",
         why="A stale suppression hides the next real finding of that rule at the same place.",
         example="TP=8  # megalint: ignore[ML012]",
         use_instead="TP=8",
         fix_safety="Safe: only the unused codes, or the whole comment when none is used, are removed.",
-        tags=("suppression",)),
+        tags=("suppression",),
+    ),
     UNKNOWN: RuleMeta(
-        UNKNOWN, "unknown-rule-in-suppression", Severity.WARNING,
+        UNKNOWN,
+        "unknown-rule-in-suppression",
+        Severity.WARNING,
         "A suppression comment names a rule that does not exist.",
         why="A misspelt code suppresses nothing and the finding it meant to silence still shows.",
         example="# megalint: ignore[ML0012]",
         use_instead="# megalint: ignore[ML012]",
-        tags=("suppression",)),
+        tags=("suppression",),
+    ),
     INVALID: RuleMeta(
-        INVALID, "invalid-suppression", Severity.WARNING,
+        INVALID,
+        "invalid-suppression",
+        Severity.WARNING,
         "A `# megalint:` comment that is not a valid directive.",
         why="A malformed directive is ignored, so whatever it meant to suppress still shows.",
         example="# megalint: ignore ML012",
         use_instead="# megalint: ignore[ML012]",
-        tags=("suppression",)),
+        tags=("suppression",),
+    ),
 }
 
 KINDS = ("ignore", "disable", "enable", "file-ignore")
 
 _DIRECTIVE = re.compile(
     r"^#+[ \t]*megalint[ \t]*:[ \t]*(?P<kind>[A-Za-z][\w-]*)[ \t]*"
-    r"(?:\[(?P<codes>[^\]]*)\])?[ \t]*(?P<tail>.*?)[ \t\r]*$", re.IGNORECASE)
+    r"(?:\[(?P<codes>[^\]]*)\])?[ \t]*(?P<tail>.*?)[ \t\r]*$",
+    re.IGNORECASE,
+)
 _IS_DIRECTIVE = re.compile(r"^#+[ \t]*megalint[ \t]*:", re.IGNORECASE)
 _TOKEN = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 _CODE_LIKE = re.compile(r"^(?:[A-Za-z]{1,8}[0-9]+|[A-Z]{1,8})$")
 
-STATEMENT_TYPES = frozenset({
-    "command", "redirected_statement", "variable_assignment", "variable_assignments",
-    "declaration_command", "unset_command", "test_command", "negated_command", "for_statement",
-    "c_style_for_statement", "while_statement", "if_statement", "case_statement", "pipeline",
-    "list", "subshell", "compound_statement", "function_definition",
-})
+STATEMENT_TYPES = frozenset(
+    {
+        "command",
+        "redirected_statement",
+        "variable_assignment",
+        "variable_assignments",
+        "declaration_command",
+        "unset_command",
+        "test_command",
+        "negated_command",
+        "for_statement",
+        "c_style_for_statement",
+        "while_statement",
+        "if_statement",
+        "case_statement",
+        "pipeline",
+        "list",
+        "subshell",
+        "compound_statement",
+        "function_definition",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -106,7 +133,7 @@ class Directive:
     partners: tuple[int, ...] = ()  # indexes of the enable directives closing a disable
 
 
-CommandRanges = Union[Sequence[tuple[int, int]], Callable[[int], "tuple[int, int] | None"]]
+CommandRanges = Sequence[tuple[int, int]] | Callable[[int], "tuple[int, int] | None"]
 
 
 @lru_cache(maxsize=1)
@@ -175,8 +202,9 @@ def _removal(sf: SourceFile, comment: Span, trailing: bool) -> tuple[Edit, ...]:
     return (Edit(sf.span(line_start, end), ""),)
 
 
-def parse_directives(text: str, path: str, *, comments: Iterable[Span] | None = None,
-                     command_ranges: CommandRanges | None = None) -> list[Directive]:
+def parse_directives(
+    text: str, path: str, *, comments: Iterable[Span] | None = None, command_ranges: CommandRanges | None = None
+) -> list[Directive]:
     """Every `# megalint:` directive of one script, with the lines each code covers.
 
     `comments` (spans of the script's comments) and `command_ranges` ((first, last) line of
@@ -197,7 +225,7 @@ def parse_directives(text: str, path: str, *, comments: Iterable[Span] | None = 
     pending: dict[int, dict[int, CodeRef]] = {}  # disable index -> closed codes
 
     for c in comments:
-        raw = text[c.start:c.end] if c.end > c.start else sf.line_text(c.start_line)[c.start_col - 1:]
+        raw = text[c.start : c.end] if c.end > c.start else sf.line_text(c.start_line)[c.start_col - 1 :]
         if not _IS_DIRECTIVE.match(raw):
             continue
         before = sf.line_text(c.start_line)[: c.start_col - 1]
@@ -205,9 +233,8 @@ def parse_directives(text: str, path: str, *, comments: Iterable[Span] | None = 
         m = _DIRECTIVE.match(raw)
         kind = m.group("kind").lower() if m else ""
 
-        def invalid(msg: str) -> None:
-            out.append(Directive("invalid", path, c, trailing=trailing, error=msg,
-                                 removal=_removal(sf, c, trailing)))
+        def invalid(msg: str, c: Span = c, trailing: bool = trailing) -> None:
+            out.append(Directive("invalid", path, c, trailing=trailing, error=msg, removal=_removal(sf, c, trailing)))
 
         if m is None or kind not in KINDS:
             close = difflib.get_close_matches(kind, KINDS, n=1)
@@ -278,29 +305,36 @@ def parse_directives(text: str, path: str, *, comments: Iterable[Span] | None = 
                     continue
                 d_idx, r_idx = open_disables.pop(key)
                 opener = out[d_idx]
-                pending[d_idx][r_idx] = replace(opener.codes[r_idx], first_line=opener.span.start_line,
-                                                last_line=line)
+                pending[d_idx][r_idx] = replace(opener.codes[r_idx], first_line=opener.span.start_line, last_line=line)
                 if idx not in opener.partners:
                     out[d_idx] = replace(opener, partners=opener.partners + (idx,))
-        out.append(Directive(kind, path, c, tuple(refs), reason, trailing, None, codes_span,
-                             _removal(sf, c, trailing)))
+        out.append(Directive(kind, path, c, tuple(refs), reason, trailing, None, codes_span, _removal(sf, c, trailing)))
         if kind == "enable":
             for r in unmatched:
-                out.append(Directive("invalid", path, r.span, trailing=trailing,
-                                     error=f"`enable[{r.text}]` has no matching `disable[{r.text}]` above it"))
+                out.append(
+                    Directive(
+                        "invalid",
+                        path,
+                        r.span,
+                        trailing=trailing,
+                        error=f"`enable[{r.text}]` has no matching `disable[{r.text}]` above it",
+                    )
+                )
 
     # Close the disables: matched codes end at their enable, the others at the end of the file.
     for d_idx, closed in pending.items():
         d = out[d_idx]
-        refs = tuple(closed.get(i, replace(r, first_line=d.span.start_line, last_line=max(n_lines, 1)))
-                     for i, r in enumerate(d.codes))
+        refs = tuple(
+            closed.get(i, replace(r, first_line=d.span.start_line, last_line=max(n_lines, 1)))
+            for i, r in enumerate(d.codes)
+        )
         out[d_idx] = replace(d, codes=refs)
     return out
 
 
 # --- applying ------------------------------------------------------------------------------
 
-KnownCodes = Union[Mapping[str, object], Iterable[str]]
+KnownCodes = Mapping[str, object] | Iterable[str]
 
 
 class _Catalogue:
@@ -354,8 +388,9 @@ def _covers(ref: CodeRef, directive: Directive, d: Diagnostic) -> bool:
 
 def _finding(code: str, message: str, span: Span, fix: Fix | None = None) -> Diagnostic:
     meta = SUPPRESSION_RULES[code]
-    return Diagnostic(code=code, name=meta.name, severity=meta.severity, message=message, span=span,
-                      fix=fix, url=meta.help_uri)
+    return Diagnostic(
+        code=code, name=meta.name, severity=meta.severity, message=message, span=span, fix=fix, url=meta.help_uri
+    )
 
 
 def apply_suppressions(
@@ -397,7 +432,7 @@ def apply_suppressions(
     kept = [d for d in diagnostics if not suppressed(d)]
 
     findings: list[Diagnostic] = []
-    for i, dv in enumerate(directives):
+    for dv in directives:
         if dv.kind == "invalid":
             findings.append(_finding(INVALID, dv.error or "invalid megalint directive", dv.span))
             continue
@@ -428,8 +463,7 @@ def apply_suppressions(
             continue
         names = ", ".join(f"`{dv.codes[j].text}`" for j in unused)
         first, last = dv.codes[unused[0]].span, dv.codes[unused[-1]].span
-        span = Span(first.path, first.start_line, first.start_col, last.end_line, last.end_col,
-                    first.start, last.end)
+        span = Span(first.path, first.start_line, first.start_col, last.end_line, last.end_col, first.start, last.end)
         still = [ref.text for j, ref in enumerate(dv.codes) if j not in unused]
         fix = _unused_fix(dv, still, directives)
         what = "suppression" if len(unused) == 1 else "suppressions"

@@ -40,4 +40,4 @@ def pos(span):
 
 
 def text_at(facts, span):
-    return facts.sources[span.path].text[span.start:span.end]
+    return facts.sources[span.path].text[span.start : span.end]

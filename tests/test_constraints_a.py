@@ -43,6 +43,7 @@ LAUNCH = "torchrun --nproc_per_node 8 pretrain_gpt.py "
 
 # -- the rules themselves -------------------------------------------------------------------
 
+
 def test_rule_codes_and_files():
     assert len(MINE) >= 55
     for r in MINE:
@@ -65,10 +66,23 @@ def test_constraint_rules_cite_sources_and_rows():
 
 
 def test_errors_name_the_stage():
-    stages = ("argparse", "validate_args", "TransformerConfig", "model-parallel config", "distributed init",
-              "initialize_model_parallel", "micro-batch calculator", "model is built", "optimizer",
-              "first step", "transformer config", "data-parallel config", "exit()", "does not check",
-              "checks only part")
+    stages = (
+        "argparse",
+        "validate_args",
+        "TransformerConfig",
+        "model-parallel config",
+        "distributed init",
+        "initialize_model_parallel",
+        "micro-batch calculator",
+        "model is built",
+        "optimizer",
+        "first step",
+        "transformer config",
+        "data-parallel config",
+        "exit()",
+        "does not check",
+        "checks only part",
+    )
     for r in MINE:
         if r.severity is Severity.ERROR and r.code.startswith("ML6"):
             text = r.message.source if hasattr(r.message, "source") else str(r.message)
@@ -76,6 +90,7 @@ def test_errors_name_the_stage():
 
 
 # -- binding problems as rules read them ----------------------------------------------------
+
 
 def test_problem_best_suggestion_only_when_unambiguous():
     ps = {p["flag"]: p for p in problems(LAUNCH + "--num_layers 2 --hidden 4")}
@@ -102,7 +117,7 @@ def test_renames():
     assert (p["renamed_to"], p["renamed_in"]) == ("--local-rank", "0.9")
     p = problems(LAUNCH + "--use-megatron-fsdp", "0.12")[0]
     assert p["older_name"] == "--use-custom-fsdp"
-    for old, (new, how, when) in RENAMED.items():
+    for old, (new, how, _when) in RENAMED.items():
         assert Catalogue.load("HEAD").lookup(new) is not None, new
         assert Catalogue.load("HEAD").lookup(old) is None, old
         assert how in ("renamed", "replaced")
@@ -119,6 +134,7 @@ def test_flag_rules_by_version():
 
 
 # -- constraint rules: versions and unknown inputs -------------------------------------------
+
 
 def test_query_group_rule_changed_at_016():
     mqa = LAUNCH + "--num-attention-heads 8 --group-query-attention --num-query-groups 1 --tensor-model-parallel-size 2"
@@ -158,8 +174,10 @@ def test_tp_clamp_only_before_010():
 
 def test_unknown_inputs_leave_rules_undecided():
     # The world size is unknown: no DP, so neither the batch nor the optimizer-instance rule fires.
-    text = ("torchrun --nproc_per_node 8 --nnodes $NNODES pretrain_gpt.py --micro-batch-size 4 "
-            "--global-batch-size 10 --num-distributed-optimizer-instances 3")
+    text = (
+        "torchrun --nproc_per_node 8 --nnodes $NNODES pretrain_gpt.py --micro-batch-size 4 "
+        "--global-batch-size 10 --num-distributed-optimizer-instances 3"
+    )
     res = lint(text)
     assert not {"ML626", "ML603"} & {d.code for d in res.diagnostics}
     assert {"ML626", "ML603"} <= {u.rule.code for u in res.evaluation.undecided}
@@ -178,12 +196,15 @@ def test_sequence_parallel_at_tp1_is_information():
 
 # -- derived values --------------------------------------------------------------------------
 
+
 def test_pipeline_layout_parser():
     assert parse_pipeline_layout("Et*3|t*4L") == [["E", "t", "t", "t"], ["t"] * 4 + ["L"]]
     assert len(parse_pipeline_layout("Ettt|(tt|)*29,m|L")) == 32
     assert "invalid layer character" in parse_pipeline_layout("Et*2|x")
-    bound = bind(literal_argv("--num-layers 8 --pipeline-model-parallel-size 2 "
-                              "--pipeline-model-parallel-layout E(t|)*7,tL"), Catalogue.load("HEAD"))
+    bound = bind(
+        literal_argv("--num-layers 8 --pipeline-model-parallel-size 2 --pipeline-model-parallel-layout E(t|)*7,tL"),
+        Catalogue.load("HEAD"),
+    )
     d = derive(bound, 8)
     assert d["pipeline_layout_stages"].value == 8
     assert d["virtual_pipeline_model_parallel_size"].value == 4
@@ -191,12 +212,15 @@ def test_pipeline_layout_parser():
 
 
 def test_pipeline_split_layers():
-    bound = bind(literal_argv("--num-layers 8 --account-for-embedding-in-pipeline-split "
-                              "--account-for-loss-in-pipeline-split"), Catalogue.load("0.15"))
+    bound = bind(
+        literal_argv("--num-layers 8 --account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split"),
+        Catalogue.load("0.15"),
+    )
     assert derive(bound, 8)["pipeline_split_layers"].value == 10
 
 
 # -- the coverage table ----------------------------------------------------------------------
+
 
 def _coverage():
     sys.path.insert(0, str(ROOT / "tools"))
@@ -209,8 +233,9 @@ def _coverage():
 
 def test_coverage_table_is_up_to_date():
     ct = _coverage()
-    assert (ROOT / "docs" / "constraints-coverage.md").read_text(encoding="utf-8") == ct.build(), \
+    assert (ROOT / "docs" / "constraints-coverage.md").read_text(encoding="utf-8") == ct.build(), (
         "run python tools/coverage_table.py"
+    )
 
 
 def test_coverage_rows_match_the_notes():

@@ -19,9 +19,11 @@ from megalint.pipeline import Settings, lint_text
 RULES = load_rules([])
 VERSIONS = ("HEAD", "0.15", "0.12")
 
-BASE = ("--num-layers 8 --hidden-size 512 --num-attention-heads 8 --seq-length 1024 "
-        "--max-position-embeddings 1024 --micro-batch-size 1 --global-batch-size 64 --train-iters 10 "
-        "--lr 1e-4 --mock-data --tokenizer-type NullTokenizer --vocab-size 1000")
+BASE = (
+    "--num-layers 8 --hidden-size 512 --num-attention-heads 8 --seq-length 1024 "
+    "--max-position-embeddings 1024 --micro-batch-size 1 --global-batch-size 64 --train-iters 10 "
+    "--lr 1e-4 --mock-data --tokenizer-type NullTokenizer --vocab-size 1000"
+)
 
 # name, extra flags, environment, bf16 in the base, expected rule code (None = no error from
 # these rules) per version HEAD, 0.15, 0.12. "other" marks a failure that belongs to another
@@ -31,35 +33,95 @@ SCENARIOS = [
     ("fp16-and-bf16", "--fp16", None, True, ("ML650", "ML650", "ML650")),
     ("seq-over-max-position", "--seq-length 2048", None, True, ("ML712", "ML712", "ML712")),
     ("cp2-seq-1022", "--context-parallel-size 2 --seq-length 1022", None, True, ("ML677", "ML677", "ML677")),
-    ("ep-tp-without-sp", "--num-experts 8 --expert-model-parallel-size 2 --tensor-model-parallel-size 2 "
-     "--disable-bias-linear", None, True, (None, "ML692", "ML692")),
-    ("moe-bias-etp", "--num-experts 8 --tensor-model-parallel-size 2 --sequence-parallel", None, True,
-     ("ML687", "ML687", None)),
+    (
+        "ep-tp-without-sp",
+        "--num-experts 8 --expert-model-parallel-size 2 --tensor-model-parallel-size 2 --disable-bias-linear",
+        None,
+        True,
+        (None, "ML692", "ML692"),
+    ),
+    (
+        "moe-bias-etp",
+        "--num-experts 8 --tensor-model-parallel-size 2 --sequence-parallel",
+        None,
+        True,
+        ("ML687", "ML687", None),
+    ),
     ("topk-1", "--num-experts 8 --moe-router-topk 1", None, True, ("ML681", "ML681", "ML681")),
     ("moe-ffn-without-experts", "--moe-ffn-hidden-size 1024", None, True, ("ML680", "ML680", None)),
-    ("capacity-sinkhorn", "--num-experts 8 --moe-expert-capacity-factor 1.0 "
-     "--moe-router-load-balancing-type sinkhorn", None, True, ("ML682", "ML682", "ML682")),
-    ("shared-overlap-allgather", "--num-experts 8 --moe-shared-expert-intermediate-size 1024 "
-     "--moe-shared-expert-overlap", None, True, ("ML684", "ML684", "ML684")),
-    ("ep-overlap-without-ep", "--num-experts 8 --moe-token-dispatcher-type alltoall "
-     "--overlap-moe-expert-parallel-comm", None, True, ("ML686", "ML686", "other")),
-    ("deepep-alltoall", "--num-experts 8 --moe-enable-deepep --moe-token-dispatcher-type alltoall", None, True,
-     ("ML685", "ML685", "ML685")),
-    ("selective-with-method", "--recompute-granularity selective --recompute-method uniform", None, True,
-     ("ML666", "ML666", "ML666")),
-    ("full-without-method", "--recompute-granularity full --recompute-num-layers 1", None, True,
-     ("ML667", "ML667", "ML667")),
-    ("full-without-num-layers", "--recompute-granularity full --recompute-method uniform", None, True,
-     ("ML668", "ML668", "ML668")),
-    ("distribute-saved-tp1", "--distribute-saved-activations --recompute-granularity full "
-     "--recompute-method uniform --recompute-num-layers 1", None, True, ("ML671", "ML671", "ML671")),
+    (
+        "capacity-sinkhorn",
+        "--num-experts 8 --moe-expert-capacity-factor 1.0 --moe-router-load-balancing-type sinkhorn",
+        None,
+        True,
+        ("ML682", "ML682", "ML682"),
+    ),
+    (
+        "shared-overlap-allgather",
+        "--num-experts 8 --moe-shared-expert-intermediate-size 1024 --moe-shared-expert-overlap",
+        None,
+        True,
+        ("ML684", "ML684", "ML684"),
+    ),
+    (
+        "ep-overlap-without-ep",
+        "--num-experts 8 --moe-token-dispatcher-type alltoall --overlap-moe-expert-parallel-comm",
+        None,
+        True,
+        ("ML686", "ML686", "other"),
+    ),
+    (
+        "deepep-alltoall",
+        "--num-experts 8 --moe-enable-deepep --moe-token-dispatcher-type alltoall",
+        None,
+        True,
+        ("ML685", "ML685", "ML685"),
+    ),
+    (
+        "selective-with-method",
+        "--recompute-granularity selective --recompute-method uniform",
+        None,
+        True,
+        ("ML666", "ML666", "ML666"),
+    ),
+    (
+        "full-without-method",
+        "--recompute-granularity full --recompute-num-layers 1",
+        None,
+        True,
+        ("ML667", "ML667", "ML667"),
+    ),
+    (
+        "full-without-num-layers",
+        "--recompute-granularity full --recompute-method uniform",
+        None,
+        True,
+        ("ML668", "ML668", "ML668"),
+    ),
+    (
+        "distribute-saved-tp1",
+        "--distribute-saved-activations --recompute-granularity full "
+        "--recompute-method uniform --recompute-num-layers 1",
+        None,
+        True,
+        ("ML671", "ML671", "ML671"),
+    ),
     ("fp8-local-impl", "--fp8-format hybrid --transformer-impl local", None, True, (None, None, None)),
-    ("fp8-param-gather-no-distopt", "--fp8-format hybrid --fp8-param-gather", None, True,
-     ("ML654", "ML654", "ML654")),
-    ("fp8-param-gather-no-fp8", "--fp8-param-gather --use-distributed-optimizer", None, True,
-     ("ML655", "ML655", "ML655")),
-    ("delayed-first-last-bf16", "--fp8-format hybrid --fp8-recipe delayed --first-last-layers-bf16", None, True,
-     ("ML658", "ML658", "ML658")),
+    ("fp8-param-gather-no-distopt", "--fp8-format hybrid --fp8-param-gather", None, True, ("ML654", "ML654", "ML654")),
+    (
+        "fp8-param-gather-no-fp8",
+        "--fp8-param-gather --use-distributed-optimizer",
+        None,
+        True,
+        ("ML655", "ML655", "ML655"),
+    ),
+    (
+        "delayed-first-last-bf16",
+        "--fp8-format hybrid --fp8-recipe delayed --first-last-layers-bf16",
+        None,
+        True,
+        ("ML658", "ML658", "ML658"),
+    ),
     ("fp8-and-fp4", "--fp8-format hybrid --fp4-format e2m1", None, True, ("ML656", "ML656", "other")),
     ("use-mcore-models", "--use-mcore-models", None, True, (None, None, None)),
     ("checkpoint-activations", "--checkpoint-activations", None, True, ("ML665", "ML665", "ML665")),
@@ -68,8 +130,13 @@ SCENARIOS = [
     ("attention-backend-local", "--attention-backend local", None, True, ("ML705", "ML705", "ML705")),
     ("fp32-residual-fp32", "--fp32-residual-connection", None, False, ("ML653", "ML653", "ML653")),
     ("save-without-interval", "--save /tmp/ckpt", None, True, ("ML720", "ML720", "ML720")),
-    ("cpu-offload-pp2", "--cpu-offloading-num-layers 2 --pipeline-model-parallel-size 2", None, True,
-     ("ML674", "other", "other")),
+    (
+        "cpu-offload-pp2",
+        "--cpu-offloading-num-layers 2 --pipeline-model-parallel-size 2",
+        None,
+        True,
+        ("ML674", "other", "other"),
+    ),
     ("hybrid-pattern", "--hybrid-layer-pattern M*M*", None, True, (None, "other", "other")),
     ("32-experts", "--num-experts 32", None, True, (None, None, None)),
     ("enable-cuda-graph", "--enable-cuda-graph", None, True, (None, None, None)),
@@ -93,18 +160,21 @@ def _mine(code: str) -> bool:
 
 
 def _errors(script: str, version: str) -> set[str]:
-    result = lint_text("scenario.sh", script, Settings(rules=RULES, megatron_version=version, gpu="h200",
-                                                         with_memory=False))
+    result = lint_text(
+        "scenario.sh", script, Settings(rules=RULES, megatron_version=version, gpu="h200", with_memory=False)
+    )
     assert not result.evaluation.failures, result.evaluation.failures
     return {d.code for d in result.diagnostics if _mine(d.code) and d.severity == Severity.ERROR}
 
 
-CASES = [(name, extra, env, bf16, v, expected[i])
-         for name, extra, env, bf16, expected in SCENARIOS for i, v in enumerate(VERSIONS)]
+CASES = [
+    (name, extra, env, bf16, v, expected[i])
+    for name, extra, env, bf16, expected in SCENARIOS
+    for i, v in enumerate(VERSIONS)
+]
 
 
-@pytest.mark.parametrize("name,extra,env,bf16,version,expected", CASES,
-                         ids=[f"{c[0]}@{c[4]}" for c in CASES])
+@pytest.mark.parametrize("name,extra,env,bf16,version,expected", CASES, ids=[f"{c[0]}@{c[4]}" for c in CASES])
 def test_scenario_verdict(name, extra, env, bf16, version, expected):
     got = _errors(_script(extra, env, bf16), version)
     if expected in (None, "other"):
@@ -119,7 +189,7 @@ def test_agreement_counts():
     agree = 0
     total = 0
     by_version = {v: [0, 0] for v in VERSIONS}
-    for name, extra, env, bf16, version, expected in CASES:
+    for _name, extra, env, bf16, version, expected in CASES:
         got = _errors(_script(extra, env, bf16), version)
         ok = (got == set()) if expected in (None, "other") else (got == {expected})
         total += 1
@@ -132,14 +202,21 @@ def test_agreement_counts():
 
 def test_warnings_where_megatron_only_warns():
     """The scenarios Megatron passes with a warning or a silent no-op get a warning/info here."""
-    cases = [("--fp8-format hybrid --transformer-impl local", "ML662"),
-             ("--num-experts 8 --expert-model-parallel-size 2 --tensor-model-parallel-size 2 --disable-bias-linear",
-              "ML693"),
-             ("--num-experts 32", "ML694"),
-             ("--hybrid-layer-pattern M*M*", "ML703")]
+    cases = [
+        ("--fp8-format hybrid --transformer-impl local", "ML662"),
+        (
+            "--num-experts 8 --expert-model-parallel-size 2 --tensor-model-parallel-size 2 --disable-bias-linear",
+            "ML693",
+        ),
+        ("--num-experts 32", "ML694"),
+        ("--hybrid-layer-pattern M*M*", "ML703"),
+    ]
     for extra, code in cases:
-        result = lint_text("s.sh", _script(extra, None, True),
-                           Settings(rules=RULES, megatron_version="HEAD", gpu="h200", with_memory=False))
+        result = lint_text(
+            "s.sh",
+            _script(extra, None, True),
+            Settings(rules=RULES, megatron_version="HEAD", gpu="h200", with_memory=False),
+        )
         found = [d for d in result.diagnostics if d.code == code]
         assert found and found[0].severity in (Severity.WARNING, Severity.INFO), (extra, code)
 
@@ -151,13 +228,14 @@ def test_unknown_inputs_stay_silent():
     result = lint_text("s.sh", script, Settings(rules=RULES, megatron_version="HEAD", with_memory=False))
     assert not [d for d in result.diagnostics if d.code == "ML745"]
     # The environment variable's value comes from outside.
-    script = ("export CUDA_DEVICE_MAX_CONNECTIONS=$CONN\n"
-              "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 8 --tensor-model-parallel-size 2\n")
-    result = lint_text("s.sh", script, Settings(rules=RULES, megatron_version="HEAD", gpu="h100",
-                                                with_memory=False))
+    script = (
+        "export CUDA_DEVICE_MAX_CONNECTIONS=$CONN\n"
+        "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 8 --tensor-model-parallel-size 2\n"
+    )
+    result = lint_text("s.sh", script, Settings(rules=RULES, megatron_version="HEAD", gpu="h100", with_memory=False))
     assert not [d for d in result.diagnostics if d.code == "ML745"]
     # Flags after "$@" may supply the missing --save-interval.
-    script = "torchrun pretrain_gpt.py --num-layers 8 --save /ckpt \"$@\"\n"
+    script = 'torchrun pretrain_gpt.py --num-layers 8 --save /ckpt "$@"\n'
     result = lint_text("s.sh", script, Settings(rules=RULES, with_memory=False))
     assert not [d for d in result.diagnostics if d.code == "ML720"]
 
@@ -165,11 +243,11 @@ def test_unknown_inputs_stay_silent():
 def test_removing_a_flag_takes_its_quoted_value_whole():
     from megalint.fix import apply_edits, bash_parses
 
-    script = "torchrun pretrain_gpt.py --hybrid-override-pattern \"M*M*\" --hybrid-layer-pattern \"M*M*\"\n"
+    script = 'torchrun pretrain_gpt.py --hybrid-override-pattern "M*M*" --hybrid-layer-pattern "M*M*"\n'
     result = lint_text("s.sh", script, Settings(rules=RULES, with_memory=False))
     d = next(d for d in result.diagnostics if d.code == "ML704")
     fixed = apply_edits(script, d.fix.edits)
-    assert fixed == "torchrun pretrain_gpt.py --hybrid-layer-pattern \"M*M*\"\n"
+    assert fixed == 'torchrun pretrain_gpt.py --hybrid-layer-pattern "M*M*"\n'
     assert bash_parses(fixed)
 
 

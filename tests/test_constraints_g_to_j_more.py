@@ -27,8 +27,12 @@ OPEN_ARGS = [
     ("ML770", "--num-experts 8 --moe-router-padding-for-fp8", "0.15"),
     ("ML772", "--bf16 --fp8-format hybrid --recompute-granularity selective --recompute-modules layernorm", "HEAD"),
     ("ML773", "--context-parallel-size 2 --hybrid-context-parallel", "HEAD"),
-    ("ML774", "--disable-bias-linear --no-rope-fusion --multi-latent-attention --experimental-attention-variant dsa "
-              "--context-parallel-size 2", "HEAD"),
+    (
+        "ML774",
+        "--disable-bias-linear --no-rope-fusion --multi-latent-attention --experimental-attention-variant dsa "
+        "--context-parallel-size 2",
+        "HEAD",
+    ),
     ("ML776", "--num-experts 8 --moe-flex-dispatcher-backend ncclep", "HEAD"),
     ("ML782", "--num-experts 8 --moe-dispatch-fwd-dtype mxfp8", "HEAD"),
     ("ML778", "--num-experts 64 --moe-router-topk 6 --moe-router-group-topk 3", "HEAD"),
@@ -49,8 +53,11 @@ def test_absent_flag_may_come_from_script_arguments(code, flags, version):
 GIVEN_WITH_OPEN_ARGS = [
     ("ML771", "--recompute-granularity selective --recompute-modules core_attn mlp_act"),
     ("ML773", "--pipeline-model-parallel-size 2 --context-parallel-size 2 --hybrid-context-parallel"),
-    ("ML774", "--disable-bias-linear --no-rope-fusion --multi-latent-attention --experimental-attention-variant dsa "
-              "--context-parallel-size 2 --cp-comm-type p2p"),
+    (
+        "ML774",
+        "--disable-bias-linear --no-rope-fusion --multi-latent-attention --experimental-attention-variant dsa "
+        "--context-parallel-size 2 --cp-comm-type p2p",
+    ),
     ("ML775", "--num-experts 8 --moe-shared-expert-intermediate-size 0"),
     ("ML776", "--num-experts 8 --moe-token-dispatcher-type alltoall --moe-flex-dispatcher-backend ncclep"),
     ("ML778", "--num-experts 64 --moe-router-topk 6 --moe-router-num-groups 6 --moe-router-group-topk 3"),
@@ -92,8 +99,9 @@ def test_padding_for_fp8_rule_follows_the_flag_rename():
     assert "ML770" in codes(flags + " --fp4-format e2m1", "0.15", gpu="b200")
 
 
-@pytest.mark.parametrize("module,first", [("shared_experts", "0.14"), ("gdn_norm_out", "0.19"),
-                                          ("gdp_qkv", "HEAD"), ("mhc", "HEAD")])
+@pytest.mark.parametrize(
+    "module,first", [("shared_experts", "0.14"), ("gdn_norm_out", "0.19"), ("gdp_qkv", "HEAD"), ("mhc", "HEAD")]
+)
 def test_recompute_module_names_by_release(module, first):
     flags = HEAD + f"--recompute-granularity selective --recompute-modules core_attn {module}"
     order = ["0.12", "0.13", "0.14", "0.15", "0.16", "0.17", "0.18", "0.19", "HEAD"]
@@ -107,20 +115,21 @@ def test_recompute_module_names_need_selective_granularity():
 
 
 def test_hybrid_cp_cuda_graph_crash_is_reported_with_its_attribute_error():
-    flags = HEAD + ("--context-parallel-size 2 --hybrid-context-parallel --calculate-per-token-loss "
-                    "--enable-cuda-graph")
+    flags = HEAD + (
+        "--context-parallel-size 2 --hybrid-context-parallel --calculate-per-token-loss --enable-cuda-graph"
+    )
     result = lint_text("job.sh", flags + "\n", Settings(rules=RULES, megatron_version="HEAD", gpu="h100"))
     (diag,) = [d for d in result.diagnostics if d.code == "ML773"]
     assert "AttributeError" in diag.message and "enable_cuda_graph" in diag.message
     # The non-deprecated spelling passes validate_args.
-    assert "ML773" not in codes(HEAD + "--context-parallel-size 2 --hybrid-context-parallel "
-                                       "--calculate-per-token-loss --cuda-graph-impl local")
+    assert "ML773" not in codes(
+        HEAD + "--context-parallel-size 2 --hybrid-context-parallel --calculate-per-token-loss --cuda-graph-impl local"
+    )
 
 
 def test_sinkhorn_rule_needs_sinkhorn_alone():
     # With several balancing types the router takes the top-k path, where the aux loss is allowed.
-    flags = HEAD + ("--num-experts 8 --moe-router-load-balancing-type sinkhorn aux_loss "
-                    "--moe-aux-loss-coeff 0 0.01")
+    flags = HEAD + ("--num-experts 8 --moe-router-load-balancing-type sinkhorn aux_loss --moe-aux-loss-coeff 0 0.01")
     assert "ML780" not in codes(flags)
     assert "ML780" not in codes(HEAD + "--moe-router-load-balancing-type sinkhorn --moe-aux-loss-coeff 0.01")
 
@@ -131,8 +140,10 @@ def test_moe_layer_pattern_is_not_checked_for_hybrid_models():
 
 
 def test_inference_optimized_expert_tp_defaults_to_tp():
-    flags = HEAD + ("--tensor-model-parallel-size 2 --sequence-parallel --transformer-impl inference_optimized "
-                    "--num-experts 8 --moe-router-dtype fp32")
+    flags = HEAD + (
+        "--tensor-model-parallel-size 2 --sequence-parallel --transformer-impl inference_optimized "
+        "--num-experts 8 --moe-router-dtype fp32"
+    )
     assert "ML784" in codes(flags)
     assert "ML784" not in codes(flags + " --expert-tensor-parallel-size 1")
     assert "ML784" not in codes(flags, "0.16")

@@ -44,19 +44,24 @@ def test_absent_flag_rules_fire_and_stay_silent_with_unseen_arguments(code, flag
 def test_given_values_still_decide_with_unseen_arguments():
     # The value written in the script is what the rule reads; it is not a default.
     assert "ML752" in codes(launch('--log-interval 10 --log-memory-interval 25 "$@"'))
-    assert "ML764" in codes(launch('--pipeline-model-parallel-size 1 --inference-batch-times-seqlen-threshold 512 "$@"'))
+    assert "ML764" in codes(
+        launch('--pipeline-model-parallel-size 1 --inference-batch-times-seqlen-threshold 512 "$@"')
+    )
 
 
-@pytest.mark.parametrize("flags", [
-    "--data-path $DATA --data-args-path /data/blend.txt",
-    "--log-memory-interval $N",
-    "--use-checkpoint-args --load $CKPT",
-    "--replication --replication-jump 8 --non-persistent-ckpt-type $T",
-    "--num-dataset-builder-threads $THREADS",
-    "--qk-clip --qk-clip-alpha $ALPHA",
-    "--fim-data --fim-rate $RATE --data-path /d --split 99,1,0",
-    "--cross-entropy-loss-fusion --cross-entropy-fusion-impl $IMPL",
-])
+@pytest.mark.parametrize(
+    "flags",
+    [
+        "--data-path $DATA --data-args-path /data/blend.txt",
+        "--log-memory-interval $N",
+        "--use-checkpoint-args --load $CKPT",
+        "--replication --replication-jump 8 --non-persistent-ckpt-type $T",
+        "--num-dataset-builder-threads $THREADS",
+        "--qk-clip --qk-clip-alpha $ALPHA",
+        "--fim-data --fim-rate $RATE --data-path /d --split 99,1,0",
+        "--cross-entropy-loss-fusion --cross-entropy-fusion-impl $IMPL",
+    ],
+)
 def test_unknown_values_are_not_judged(flags):
     # $DATA is the one unknown in the first case: --data-args-path alone decides it.
     found = codes(launch(flags))
@@ -78,18 +83,28 @@ def test_deterministic_environment_unknown_or_opaque():
     assert "ML762" in codes(launch("--deterministic-mode", "source ./site_env.sh\nexport NCCL_ALGO=Tree\n"))
 
 
-@pytest.mark.parametrize("value,fires", [
-    ("Ring", False), ("CollnetDirect,CollnetChain", False), ("Ring, ^NVLS", False),
-    ("Tree", True), ("Ring,Tree", True), ("", True), (",", True), ("ring", True),
-])
+@pytest.mark.parametrize(
+    "value,fires",
+    [
+        ("Ring", False),
+        ("CollnetDirect,CollnetChain", False),
+        ("Ring, ^NVLS", False),
+        ("Tree", True),
+        ("Ring,Tree", True),
+        ("", True),
+        (",", True),
+        ("ring", True),
+    ],
+)
 def test_nccl_algo_tokens_from_0_19(value, fires):
     script = launch("--deterministic-mode", f"export NCCL_ALGO='{value}'\n")
     assert ("ML762" in codes(script)) is fires
     assert ("ML762" in codes(script, "0.19")) is fires
 
 
-@pytest.mark.parametrize("value,fires", [("Ring", False), ("Tree", False), ("^NVLS", False),
-                                         ("Ring,Tree", True), ("NVLS", True)])
+@pytest.mark.parametrize(
+    "value,fires", [("Ring", False), ("Tree", False), ("^NVLS", False), ("Ring,Tree", True), ("NVLS", True)]
+)
 def test_nccl_algo_single_value_before_0_16(value, fires):
     script = launch("--deterministic-mode", f"export NCCL_ALGO='{value}'\n")
     for version in ("0.8", "0.12", "0.15"):
@@ -103,14 +118,22 @@ def test_causal_conv1d_variable_only_after_0_19():
     assert "ML762" not in codes(script, "0.19")
 
 
-@pytest.mark.parametrize("flags,by_version", [
-    # The deterministic-mode options changed: flash attention was refused up to 0.15, the TP
-    # overlap from 0.19, the fused cross entropy from 0.12.
-    ("--deterministic-mode --use-flash-attn", {"HEAD": False, "0.19": False, "0.15": True, "0.12": True, "0.8": True}),
-    ("--deterministic-mode --cross-entropy-loss-fusion", {"HEAD": True, "0.15": True, "0.12": True, "0.8": False}),
-    ("--deterministic-mode --tp-comm-overlap --tensor-model-parallel-size 2 --sequence-parallel",
-     {"HEAD": True, "0.19": True, "0.15": False, "0.12": False}),
-])
+@pytest.mark.parametrize(
+    "flags,by_version",
+    [
+        # The deterministic-mode options changed: flash attention was refused up to 0.15, the TP
+        # overlap from 0.19, the fused cross entropy from 0.12.
+        (
+            "--deterministic-mode --use-flash-attn",
+            {"HEAD": False, "0.19": False, "0.15": True, "0.12": True, "0.8": True},
+        ),
+        ("--deterministic-mode --cross-entropy-loss-fusion", {"HEAD": True, "0.15": True, "0.12": True, "0.8": False}),
+        (
+            "--deterministic-mode --tp-comm-overlap --tensor-model-parallel-size 2 --sequence-parallel",
+            {"HEAD": True, "0.19": True, "0.15": False, "0.12": False},
+        ),
+    ],
+)
 def test_deterministic_options_by_version(flags, by_version):
     pre = "export NCCL_ALGO=Ring\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n"
     for version, fires in by_version.items():

@@ -22,8 +22,10 @@ def test_own_entry_point_adds_its_flags():
 
 
 def test_examples_train_script_flags_and_choices_are_its_own():
-    text = ("torchrun --nproc_per_node 8 examples/vision/train.py --num-layers 2 --hidden-size 64 "
-            "--position-embedding-type rotary --vision-tower big extra_word\n")
+    text = (
+        "torchrun --nproc_per_node 8 examples/vision/train.py --num-layers 2 --hidden-size 64 "
+        "--position-embedding-type rotary --vision-tower big extra_word\n"
+    )
     found = codes(text)
     assert not {"ML501", "ML504", "ML509"} & set(found)
 
@@ -34,7 +36,9 @@ def test_stock_entry_point_still_reports_unknown_flags():
 
 
 def test_modelopt_flags_are_not_unknown_on_pretrain_gpt():
-    text = "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 2 --export-te-mcore-model --finetune-hf-dataset x\n"
+    text = (
+        "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 2 --export-te-mcore-model --finetune-hf-dataset x\n"
+    )
     assert "ML501" not in codes(text)
     assert "ML509" not in codes(text)
 

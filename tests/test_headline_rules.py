@@ -41,11 +41,15 @@ def headline(result):
 
 
 def text_at(result, span) -> str:
-    return result.sources[span.path].text[span.start:span.end]
+    return result.sources[span.path].text[span.start : span.end]
 
 
-W, F, V, N = ("headline/world-size-divisibility/", "headline/fp8-requires-hopper/",
-              "headline/overlap-param-gather-on-volta/", "headline/missing-nccl-ib-timeout/")
+W, F, V, N = (
+    "headline/world-size-divisibility/",
+    "headline/fp8-requires-hopper/",
+    "headline/overlap-param-gather-on-volta/",
+    "headline/missing-nccl-ib-timeout/",
+)
 
 # fixture, code, (line, col, end_line, end_col), text at the span, words the message must hold
 CASES = [
@@ -69,7 +73,13 @@ CASES = [
     # overlap-param-gather-on-volta
     (V + "string.sh", "ML202", (5, 61, 5, 83), "--overlap-param-gather", ["V100", "set in the script"]),
     (V + "array.sh", "ML202", (8, 5, 8, 26), "--overlap-grad-reduce", ["V100", "TP > 1"]),
-    (V + "sbatch_srun.slurm", "ML202", (9, 70, 9, 91), "--overlap-grad-reduce", ["V100-SXM2-16GB", "set in the script"]),
+    (
+        V + "sbatch_srun.slurm",
+        "ML202",
+        (9, 70, 9, 91),
+        "--overlap-grad-reduce",
+        ["V100-SXM2-16GB", "set in the script"],
+    ),
     (V + "eval_default.sh", "ML202", (5, 99, 5, 107), "$OVERLAP", ["--overlap-grad-reduce", "TP > 1"]),
     # missing-nccl-ib-timeout
     (N + "string.sh", "ML301", (6, 60, 6, 67), "$NNODES", ["2 nodes"]),
@@ -101,8 +111,15 @@ def test_every_headline_rule_covers_string_array_and_scheduler_idioms():
     by_rule: dict[str, set[str]] = {}
     for fixture, code, *_ in CASES:
         name = os.path.basename(fixture)
-        kind = ("string" if name.startswith("string") else "array" if name.startswith("array")
-                else "scheduler" if name.startswith(("sbatch", "srun", "heredoc")) else "other")
+        kind = (
+            "string"
+            if name.startswith("string")
+            else "array"
+            if name.startswith("array")
+            else "scheduler"
+            if name.startswith(("sbatch", "srun", "heredoc"))
+            else "other"
+        )
         by_rule.setdefault(code, set()).add(kind)
     for code in HEADLINE:
         assert {"string", "array", "scheduler"} <= by_rule[code], code
@@ -110,7 +127,7 @@ def test_every_headline_rule_covers_string_array_and_scheduler_idioms():
 
 def test_world_size_labels_name_the_launch_quantities():
     d = headline(lint(W + "sbatch_srun.slurm"))[0]
-    labels = {(l.span.start_line, l.span.start_col): l.text for l in d.labels}
+    labels = {(lab.span.start_line, lab.span.start_col): lab.text for lab in d.labels}
     assert labels[(8, 63)] == "8 processes per node"  # $GPUS_PER_NODE in the launcher string
     assert labels[(8, 87)] == "3 nodes"  # $SLURM_NNODES, known from `#SBATCH --nodes=3`
     assert labels[(9, 100)] == "PP = 2"
@@ -119,8 +136,8 @@ def test_world_size_labels_name_the_launch_quantities():
 
 def test_a_default_value_is_labelled_once():
     d = headline(lint(W + "defaults_arith.sh"))[0]
-    tp = [l for l in d.labels if l.text.startswith("TP = 4")]
-    assert [(l.span.start_line, l.span.start_col, l.span.end_col) for l in tp] == [(4, 4, 12)]
+    tp = [lab for lab in d.labels if lab.text.startswith("TP = 4")]
+    assert [(line.span.start_line, line.span.start_col, line.span.end_col) for line in tp] == [(4, 4, 12)]
 
 
 def test_world_size_follows_the_megatron_version():
@@ -140,31 +157,40 @@ def test_fp8_help_follows_what_the_gpu_can_do():
 
 def test_gpu_type_in_gpus_per_node_points_at_the_type():
     d = headline(lint(F + "heredoc.sh"))[0]
-    gpu = [l for l in d.labels if l.text.startswith("GPU taken as")]
-    assert [(l.span.start_line, l.span.start_col, l.span.end_col) for l in gpu] == [(7, 25, 29)]
+    gpu = [lab for lab in d.labels if lab.text.startswith("GPU taken as")]
+    assert [(line.span.start_line, line.span.start_col, line.span.end_col) for line in gpu] == [(7, 25, 29)]
 
 
 def test_overlap_rule_is_a_note_and_skips_fsdp():
     d = headline(lint(V + "array.sh"))[0]
     assert d.severity.value == "info"
-    text = ("#SBATCH --constraint=v100-32g\n"
-            "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 --use-torch-fsdp2 --overlap-grad-reduce --fp16\n")
+    text = (
+        "#SBATCH --constraint=v100-32g\n"
+        "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 --use-torch-fsdp2 --overlap-grad-reduce --fp16\n"
+    )
     result = lint_text("x.sh", text, Settings(rules=RULES))
     assert result.evaluation.outcomes["ML202"] == {"passed"}
 
 
 # -- what the shell front end does not read yet ------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="a value expanded inside an unquoted here-document maps to the "
-                                       "assignment it came from (TP=8 at 2:4), not to `$TP` in the body")
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a value expanded inside an unquoted here-document maps to the "
+    "assignment it came from (TP=8 at 2:4), not to `$TP` in the body",
+)
 def test_heredoc_expansion_points_into_the_heredoc():
     d = headline(lint(W + "heredoc_variable.sh"))[0]
     assert (d.span.start_line, d.span.start_col, d.span.end_col) == (6, 91, 94)
 
 
-@pytest.mark.xfail(strict=True, reason="the `#SBATCH` lines of a here-document without expansions are "
-                                       "read from the outer file (read_headers on the whole source), so "
-                                       "they are lost: no GPU and no node count")
+@pytest.mark.xfail(
+    strict=True,
+    reason="the `#SBATCH` lines of a here-document without expansions are "
+    "read from the outer file (read_headers on the whole source), so "
+    "they are lost: no GPU and no node count",
+)
 def test_headers_of_a_literal_heredoc_are_read():
     found = headline(lint(F + "heredoc_literal.sh"))
     assert [(d.code, d.span.start_line) for d in found] == [("ML201", 6)]
@@ -227,8 +253,11 @@ def test_the_precision_branches_are_decided_one_by_one():
 
 
 def test_consistent_world_sizes_are_checked_and_pass():
-    for fixture, world in (("per_node_launcher.slurm", 32), ("srun_task_per_gpu.sbatch", 64),
-                           ("deepspeed_pipeline.slurm", 192)):
+    for fixture, world in (
+        ("per_node_launcher.slurm", 32),
+        ("srun_task_per_gpu.sbatch", 64),
+        ("deepspeed_pipeline.slurm", 192),
+    ):
         result = lint("traps/" + fixture)
         assert [r.launch.world_size.value for r in result.launches] == [world]
         assert "passed" in result.evaluation.outcomes["ML101"]

@@ -4,7 +4,6 @@ Every expected position is checked twice: its line:column, and the script text f
 """
 
 import pytest
-
 from modelhelp import has_flag, load, pos, text_at, value
 
 # fixture, launch index, flag, value, line:col of the value, text written there
@@ -112,8 +111,8 @@ def test_if_branches_are_decided_on_literals_and_kept_apart_otherwise():
     assert len(launches) == 2  # `[ -n "$USE_SP" ]` cannot be decided
     for launch in launches:
         assert has_flag(launch, "--bf16") and not has_flag(launch, "--fp16")
-    assert sorted(has_flag(l, "--sequence-parallel") for l in launches) == [False, True]
-    with_sp = next(l for l in launches if has_flag(l, "--sequence-parallel"))
+    assert sorted(has_flag(la, "--sequence-parallel") for la in launches) == [False, True]
+    with_sp = next(la for la in launches if has_flag(la, "--sequence-parallel"))
     assert with_sp.condition == ('`[ -n "$USE_SP" ]` true',)
 
 
@@ -124,7 +123,7 @@ def test_empty_expansion_disappears_and_unset_default_plus_is_empty():
 
 def test_eval_bash_c_sh_c_and_srun_bash_c_are_all_read():
     _, launches = load("idioms/eval_and_shell_c.sh")
-    assert [(l.launcher, l.entry.text, l.world_size.value) for l in launches] == [
+    assert [(la.launcher, la.entry.text, la.world_size.value) for la in launches] == [
         ("torchrun", "pretrain_gpt.py", 16),
         ("torchrun", "pretrain_bert.py", 4),
         ("python", "pretrain_t5.py", 1),
@@ -150,9 +149,19 @@ def test_shell_findings_at_exact_positions(fixture, kind, at):
     assert (kind, at) in [(f.kind, pos(f.span)) for f in facts.findings]
 
 
-@pytest.mark.parametrize("fixture", ["idioms/strings_and_exports.sh", "idioms/arrays.sh", "idioms/branches.sh",
-                                     "idioms/expansions.sh", "idioms/loops_functions.sh", "idioms/sourced.sh",
-                                     "idioms/misc_constructs.sh", "idioms/eval_and_shell_c.sh"])
+@pytest.mark.parametrize(
+    "fixture",
+    [
+        "idioms/strings_and_exports.sh",
+        "idioms/arrays.sh",
+        "idioms/branches.sh",
+        "idioms/expansions.sh",
+        "idioms/loops_functions.sh",
+        "idioms/sourced.sh",
+        "idioms/misc_constructs.sh",
+        "idioms/eval_and_shell_c.sh",
+    ],
+)
 def test_clean_idioms_have_no_shell_findings(fixture):
     facts, _ = load(fixture)
     assert facts.findings == []
@@ -170,10 +179,11 @@ def test_fall_through_an_undecided_chain_leaves_its_variables_unknown_not_empty(
         "MODEL_SIZE=$1\n"
         "if [ $MODEL_SIZE = 7B ]; then NUM_LAYERS=32; elif [ $MODEL_SIZE = 13B ]; then NUM_LAYERS=40; fi\n"
         "case $2 in a) TP=2 ;; esac\n"
-        "torchrun pretrain_gpt.py --num-layers $NUM_LAYERS --tensor-model-parallel-size $TP\n")
-    layers = [value(l, "--num-layers") for l in launches]
+        "torchrun pretrain_gpt.py --num-layers $NUM_LAYERS --tensor-model-parallel-size $TP\n"
+    )
+    layers = [value(la, "--num-layers") for la in launches]
     assert sorted(w.text for w in layers if w.text) == ["32", "32", "40", "40"]
     unknown = [w for w in layers if w.text is None]
     assert len(unknown) == 2 and all("if` chain" in w.unknown.reason for w in unknown)
-    tps = [value(l, "--tensor-model-parallel-size") for l in launches]
+    tps = [value(la, "--tensor-model-parallel-size") for la in launches]
     assert all(w.text == "2" or "`case`" in w.unknown.reason for w in tps)

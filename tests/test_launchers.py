@@ -1,7 +1,6 @@
 """Launchers and the ways scripts give the node count and world size (survey §4)."""
 
 import pytest
-
 from modelhelp import load, pos, text_at
 
 # fixture, launch index, launcher, nproc per node, nodes, world size
@@ -78,5 +77,6 @@ def test_conversion_then_training_gives_only_the_megatron_launch(tmp_path):
 
     _, launches = load_text(
         "python tools/checkpoint/convert.py --model-type GPT --target-tensor-parallel-size 2\n"
-        "torchrun --nproc_per_node 2 pretrain_gpt.py --tensor-model-parallel-size 2 --num-layers 2\n")
-    assert [l.entry.text for l in launches] == ["pretrain_gpt.py"]
+        "torchrun --nproc_per_node 2 pretrain_gpt.py --tensor-model-parallel-size 2 --num-layers 2\n"
+    )
+    assert [la.entry.text for la in launches] == ["pretrain_gpt.py"]

@@ -30,9 +30,17 @@ LOADED = {r.code for r in RULES}
 VERSIONS = ("HEAD", "0.15", "0.12")
 
 # Where the rules of the other constraint groups live, to name them when they are missing.
-_GROUP_OF_CODE = [(650, 664, "G"), (665, 676, "H"), (677, 679, "I"), (680, 694, "J"),
-                  (700, 711, "K"), (712, 719, "L"), (720, 729, "N"), (730, 739, "O"),
-                  (740, 749, "Q")]
+_GROUP_OF_CODE = [
+    (650, 664, "G"),
+    (665, 676, "H"),
+    (677, 679, "I"),
+    (680, 694, "J"),
+    (700, 711, "K"),
+    (712, 719, "L"),
+    (720, 729, "N"),
+    (730, 739, "O"),
+    (740, 749, "Q"),
+]
 
 
 def _group(code: str) -> str:
@@ -81,9 +89,12 @@ def cases():
             codes = expected_codes(sc, v)
             if codes and not any(c in LOADED for c in codes):
                 groups = sorted({_group(c) for c in codes})
-                marks.append(pytest.mark.xfail(
-                    strict=False, reason=f"rules of group {', '.join(groups)} not yet on this branch "
-                                         f"({', '.join(codes)})"))
+                marks.append(
+                    pytest.mark.xfail(
+                        strict=False,
+                        reason=f"rules of group {', '.join(groups)} not yet on this branch ({', '.join(codes)})",
+                    )
+                )
             out.append(pytest.param(sc, v, id=f"{sc['id']}-{v}", marks=marks))
     return out
 
@@ -101,8 +112,10 @@ def verdict(scenario: dict, version: str) -> tuple[bool, str]:
         return False, f"Megatron stopped ({', '.join(scenario['constraint'])}), megalint reports no error"
     codes = expected_codes(scenario, version)
     if codes and not any(d.code in codes for d in errors):
-        return False, (f"megalint reports {', '.join(sorted({d.code for d in errors}))}, "
-                       f"not the rule of {', '.join(scenario['constraint'])} ({', '.join(codes)})")
+        return False, (
+            f"megalint reports {', '.join(sorted({d.code for d in errors}))}, "
+            f"not the rule of {', '.join(scenario['constraint'])} ({', '.join(codes)})"
+        )
     return True, ""
 
 

@@ -27,10 +27,14 @@ VERSION = {"HEAD": None, "0.19.0": "0.19", "0.15.0": "0.15", "0.12.0": "0.12", "
 # Rules about the run, not about what Megatron's argument code accepts; and checks that fail
 # later than the stages the oracle runs (model build, the first fp8 GEMM in Transformer Engine):
 # real errors that the recorded verdicts cannot confirm.
-NOT_ARGUMENT_CHECKS = {"ML301", "ML401", "ML402",
-                       "ML201",  # Transformer Engine refuses the fp8 recipe at the first step
-                       "ML678",  # context parallelism needs TE attention: fails at model build
-                       "ML618"}  # heads not shared evenly by query groups: fails at model build
+NOT_ARGUMENT_CHECKS = {
+    "ML301",
+    "ML401",
+    "ML402",
+    "ML201",  # Transformer Engine refuses the fp8 recipe at the first step
+    "ML678",  # context parallelism needs TE attention: fails at model build
+    "ML618",
+}  # heads not shared evenly by query groups: fails at model build
 # Caught share of Megatron's rejections, per version, reached when the rules were written: a
 # floor against regressions (raise it as rules are added).
 FLOOR = {"HEAD": 1.0, "0.19.0": 1.0, "0.15.0": 0.99, "0.12.0": 0.98, "0.8.0": 0.98}
@@ -45,8 +49,11 @@ def script_for(row) -> str:
 
 def megalint_errors(row, version_label):
     gpu = GPU.get(tuple(row["gpu_capability"])) if row.get("gpu_capability") else None
-    res = lint_text("scenario.sh", script_for(row),
-                    Settings(rules=RULES, megatron_version=VERSION[version_label], gpu=gpu, with_memory=False))
+    res = lint_text(
+        "scenario.sh",
+        script_for(row),
+        Settings(rules=RULES, megatron_version=VERSION[version_label], gpu=gpu, with_memory=False),
+    )
     return [d for d in res.diagnostics if d.severity == Severity.ERROR and d.code not in NOT_ARGUMENT_CHECKS]
 
 
@@ -62,7 +69,9 @@ def test_no_false_alarm_and_catch_rate(version):
             rejected += 1
             caught += bool(errors)
     share = caught / rejected if rejected else 1.0
-    print(f"{version}: Megatron rejected {rejected}, megalint caught {caught} ({share:.0%}); "
-          f"false alarms {len(false_alarms)}")
+    print(
+        f"{version}: Megatron rejected {rejected}, megalint caught {caught} ({share:.0%}); "
+        f"false alarms {len(false_alarms)}"
+    )
     assert false_alarms == []
     assert share >= FLOOR[version]

@@ -17,8 +17,9 @@ EXAMPLES = list(iter_examples(RULES))
 
 
 def _lint(script, rule, ex):
-    settings = Settings(rules=RULES, megatron_version=ex.megatron, gpu=ex.gpu,
-                        assume={k: str(v) for k, v in ex.assume.items()})
+    settings = Settings(
+        rules=RULES, megatron_version=ex.megatron, gpu=ex.gpu, assume={k: str(v) for k, v in ex.assume.items()}
+    )
     return lint_text("example.sh", script, settings), settings
 
 

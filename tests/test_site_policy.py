@@ -40,7 +40,8 @@ def test_the_configuration_loads_the_site_rules(monkeypatch):
     assert err == ""
     assert site001_lines(out) == [
         "fixtures/site-policy/multi_node.slurm:6:43: SITE001 [*] this job runs on 4 nodes without "
-        "NCCL_SOCKET_IFNAME: on our clusters NCCL must bootstrap over ib0, not the management network"]
+        "NCCL_SOCKET_IFNAME: on our clusters NCCL must bootstrap over ib0, not the management network"
+    ]
     assert code == 1  # a warning fails the run by default
 
 
@@ -52,15 +53,24 @@ def test_the_site_rule_is_silent_on_a_single_node(monkeypatch):
 
 def test_without_the_configuration_there_is_no_site_rule(monkeypatch):
     monkeypatch.chdir(ROOT)
-    _, out, _ = run_cli("--isolated", "--output-format", "concise", "--no-memory",
-                        "fixtures/site-policy/multi_node.slurm")
+    _, out, _ = run_cli(
+        "--isolated", "--output-format", "concise", "--no-memory", "fixtures/site-policy/multi_node.slurm"
+    )
     assert site001_lines(out) == []
 
 
 def test_rule_dir_on_the_command_line(monkeypatch):
     monkeypatch.chdir(ROOT)
-    code, out, _ = run_cli("--isolated", "--rule-dir", "fixtures/site-policy/rules", "--output-format", "concise",
-                           "--no-memory", "fixtures/site-policy/multi_node.slurm", "fixtures/site-policy/single_node.sh")
+    code, out, _ = run_cli(
+        "--isolated",
+        "--rule-dir",
+        "fixtures/site-policy/rules",
+        "--output-format",
+        "concise",
+        "--no-memory",
+        "fixtures/site-policy/multi_node.slurm",
+        "fixtures/site-policy/single_node.sh",
+    )
     assert [line.split(": SITE001")[0] for line in site001_lines(out)] == ["fixtures/site-policy/multi_node.slurm:6:43"]
     assert code == 1
 

@@ -4,10 +4,12 @@ from megalint.engine import load_rules
 from megalint.pipeline import Settings, catalogue_for, lint_text
 
 RULES = load_rules([])
-SCRIPT = ("export CUDA_DEVICE_MAX_CONNECTIONS=1\n"
-          "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 4 --hidden-size 256 --num-attention-heads 8 "
-          "--num-experts 8 --expert-model-parallel-size 2 --tensor-model-parallel-size 2 --disable-bias-linear "
-          "--bf16 --seq-length 128 --max-position-embeddings 128 --micro-batch-size 1\n")
+SCRIPT = (
+    "export CUDA_DEVICE_MAX_CONNECTIONS=1\n"
+    "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 4 --hidden-size 256 --num-attention-heads 8 "
+    "--num-experts 8 --expert-model-parallel-size 2 --tensor-model-parallel-size 2 --disable-bias-linear "
+    "--bf16 --seq-length 128 --max-position-embeddings 128 --micro-batch-size 1\n"
+)
 
 
 def codes(version):

@@ -22,43 +22,49 @@ import sys
 from pathlib import Path
 
 VERSIONS = ("0.8", "0.12", "0.15", "0.19", "HEAD")  # oldest first, as the TSV lists them
-TAG = {"0.8": "core_v0.8.0", "0.12": "core_v0.12.0", "0.15": "core_v0.15.0",
-       "0.19": "core_v0.19.0", "HEAD": "main@d98e8a64"}
+TAG = {
+    "0.8": "core_v0.8.0",
+    "0.12": "core_v0.12.0",
+    "0.15": "core_v0.15.0",
+    "0.19": "core_v0.19.0",
+    "HEAD": "main@d98e8a64",
+}
 FORMAT = 1
 
 ACTIONS = {
-    "store": "store", "store_true": "store_true", "store_false": "store_false",
-    "bool_optional": "boolean_optional", "store_const": "store_const", "append": "append",
-    "append_const": "append_const", "count": "count",
+    "store": "store",
+    "store_true": "store_true",
+    "store_false": "store_false",
+    "bool_optional": "boolean_optional",
+    "store_const": "store_const",
+    "append": "append",
+    "append_const": "append_const",
+    "count": "count",
 }
 
 # Defaults that are Python expressions in Megatron, evaluated when the parser is built: the
 # TSV shows the value they had on the machine that dumped it, which a linter must not assume.
 EXPR_DEFAULTS: dict[str, tuple[str, str]] = {
     "--initial-loss-scale": ("2 ** 32", "megatron/training/arguments.py:3059@HEAD"),
-    "--inprocess-active-world-size": (
-        "int(os.getenv('WORLD_SIZE', '1'))", "megatron/training/arguments.py:2518@HEAD"),
+    "--inprocess-active-world-size": ("int(os.getenv('WORLD_SIZE', '1'))", "megatron/training/arguments.py:2518@HEAD"),
     "--local-rank": (
         "int(os.getenv('LOCAL_RANK', '0'))",
-        "megatron/training/config/common_config.py:85@HEAD; arguments.py:2117@core_v0.12.0"),
+        "megatron/training/config/common_config.py:85@HEAD; arguments.py:2117@core_v0.12.0",
+    ),
     "--attention-backend": (
         "AttnBackend.auto",
-        "megatron/core/transformer/transformer_config.py:151@HEAD; "
-        "arguments.py:1562@core_v0.15.0"),
+        "megatron/core/transformer/transformer_config.py:151@HEAD; arguments.py:1562@core_v0.15.0",
+    ),
     "--exit-signal": ("signal.SIGTERM", "megatron/training/config/training_config.py:82@HEAD"),
 }
 
 # List defaults of dataclass fields (>= 0.16, ArgumentGroupFactory uses default_factory()).
 LIST_DEFAULTS: dict[str, tuple[list, tuple[str, ...], str]] = {
     "--profile-ranks": ([], ("0.19", "HEAD"), "megatron/training/config/common_config.py:53@HEAD"),
-    "--high-priority-stream-groups": (
-        [], ("0.19", "HEAD"), "megatron/training/config/common_config.py:124@HEAD"),
-    "--iterations-to-skip": (
-        [], ("0.19", "HEAD"), "megatron/training/config/training_config.py:107@HEAD"),
-    "--offload-modules": (
-        [], ("0.19", "HEAD"), "megatron/core/transformer/transformer_config.py:1328@HEAD"),
-    "--gtp-remat-opt-in-modules": (
-        [], ("HEAD",), "megatron/core/transformer/transformer_config.py:955@HEAD"),
+    "--high-priority-stream-groups": ([], ("0.19", "HEAD"), "megatron/training/config/common_config.py:124@HEAD"),
+    "--iterations-to-skip": ([], ("0.19", "HEAD"), "megatron/training/config/training_config.py:107@HEAD"),
+    "--offload-modules": ([], ("0.19", "HEAD"), "megatron/core/transformer/transformer_config.py:1328@HEAD"),
+    "--gtp-remat-opt-in-modules": ([], ("HEAD",), "megatron/core/transformer/transformer_config.py:955@HEAD"),
 }
 
 # argparse takes a dest's default from the first action registered with that dest; the TSV is
@@ -76,445 +82,445 @@ ALL_VERSIONS = "0.8"
 DEPRECATIONS: dict[str, tuple[str, str]] = {
     "--batch-size": (ALL_VERSIONS, "validate_args rejects it: use --micro-batch-size"),
     "--warmup": (ALL_VERSIONS, "validate_args rejects it: use --lr-warmup-fraction"),
-    "--model-parallel-size": (
-        ALL_VERSIONS, "validate_args rejects it: use --tensor-model-parallel-size"),
+    "--model-parallel-size": (ALL_VERSIONS, "validate_args rejects it: use --tensor-model-parallel-size"),
     "--checkpoint-activations": (
-        ALL_VERSIONS, "validate_args prints a hint and calls exit(): the job ends with status 0 "
-        "without training; use --recompute-activations or --recompute-granularity"),
+        ALL_VERSIONS,
+        "validate_args prints a hint and calls exit(): the job ends with status 0 "
+        "without training; use --recompute-activations or --recompute-granularity",
+    ),
     "--use-mcore-models": (ALL_VERSIONS, "accepted and ignored (MCore models are the default)"),
     "--use-flash-attn": (ALL_VERSIONS, "no effect on MCore models (read by legacy models only)"),
-    "--use-rotary-position-embeddings": (
-        ALL_VERSIONS, "use --position-embedding-type rope"),
-    "--no-position-embedding": (
-        ALL_VERSIONS, "an error unless --position-embedding-type rope"),
+    "--use-rotary-position-embeddings": (ALL_VERSIONS, "use --position-embedding-type rope"),
+    "--no-position-embedding": (ALL_VERSIONS, "an error unless --position-embedding-type rope"),
     "--fp8-interval": (ALL_VERSIONS, "ignored (deprecated in Transformer Engine 1.8)"),
     "--no-tp-comm-split-ag": (ALL_VERSIONS, "ignored (deprecated in Transformer Engine 1.6)"),
     "--no-tp-comm-split-rs": (ALL_VERSIONS, "ignored (deprecated in Transformer Engine 1.6)"),
-    "--disable-tp-comm-split-ag": (
-        ALL_VERSIONS, "ignored (deprecated in Transformer Engine 1.6)"),
-    "--disable-tp-comm-split-rs": (
-        ALL_VERSIONS, "ignored (deprecated in Transformer Engine 1.6)"),
-    "--pipeline-model-parallel-split-rank": (
-        "0.12", "use --encoder-pipeline-model-parallel-size"),
+    "--disable-tp-comm-split-ag": (ALL_VERSIONS, "ignored (deprecated in Transformer Engine 1.6)"),
+    "--disable-tp-comm-split-rs": (ALL_VERSIONS, "ignored (deprecated in Transformer Engine 1.6)"),
+    "--pipeline-model-parallel-split-rank": ("0.12", "use --encoder-pipeline-model-parallel-size"),
     "--moe-extended-tp": ("0.12", "use --expert-tensor-parallel-size"),
     "--no-async-tensor-model-parallel-allreduce": ("0.12", "no effect since 0.12"),
     "--use-dist-ckpt": ("0.12", "no effect (prints a notice); use --ckpt-format"),
     "--dist-ckpt-format": ("0.12", "no effect (prints a notice); use --ckpt-format"),
-    "--ckpt-fully-parallel-save": (
-        "0.12", "no effect (prints a notice); fully parallel save is the default"),
+    "--ckpt-fully-parallel-save": ("0.12", "no effect (prints a notice); fully parallel save is the default"),
     "--enable-cuda-graph": ("0.15", "replaced by --cuda-graph-impl local"),
     "--external-cuda-graph": ("0.15", "replaced by --cuda-graph-impl transformer_engine"),
     "--cuda-graph-scope": ("0.19", "replaced by --cuda-graph-modules"),
     "--hybrid-override-pattern": ("0.19", "replaced by --hybrid-layer-pattern"),
-    "--mtp-hybrid-override-pattern": (
-        "0.19", "replaced by the '/' part of --hybrid-layer-pattern"),
+    "--mtp-hybrid-override-pattern": ("0.19", "replaced by the '/' part of --hybrid-layer-pattern"),
     "--no-weight-decay-cond-type": ("0.19", "replaced by --apply-wd-to-qk-layernorm"),
     "--disable-msc": ("0.19", "no effect; MSC is opt-in through --enable-msc"),
     "--moe-enable-deepep": ("0.19", "replaced by --moe-flex-dispatcher-backend deepep"),
     "--moe-deepep-num-sms": ("0.19", "replaced by --moe-flex-dispatcher-num-sms"),
     "--moe-hybridep-num-sms": ("0.19", "replaced by --moe-flex-dispatcher-num-sms"),
-    "--moe-router-padding-for-fp8": (
-        "0.19", "replaced by --moe-router-padding-for-quantization"),
-    "--moe-layer-recompute": (
-        "0.19", "replaced by --recompute-granularity selective --recompute-modules moe"),
+    "--moe-router-padding-for-fp8": ("0.19", "replaced by --moe-router-padding-for-quantization"),
+    "--moe-layer-recompute": ("0.19", "replaced by --recompute-granularity selective --recompute-modules moe"),
     "--rampup-batch-size": ("0.19", "ignored; use --step-batch-size-schedule"),
     "--ckpt-convert-update-legacy-dist-opt-format": (
-        ALL_VERSIONS, "converts the distributed-optimizer format deprecated in February 2024"),
+        ALL_VERSIONS,
+        "converts the distributed-optimizer format deprecated in February 2024",
+    ),
 }
 # Flags the TSV marks whose deprecation is one of their values (or only a mention in the help).
 DEPRECATED_CHOICES: dict[str, tuple[str, dict[str, str]]] = {
-    "--optimizer": ("0.19", {"dist_muon": "use --optimizer muon with the layer-wise "
-                                          "distributed optimizer"}),
-    "--experimental-attention-variant": (
-        "0.19", {"gated_delta_net": "a deprecated alias of gdn"}),
+    "--optimizer": ("0.19", {"dist_muon": "use --optimizer muon with the layer-wise distributed optimizer"}),
+    "--experimental-attention-variant": ("0.19", {"gated_delta_net": "a deprecated alias of gdn"}),
 }
 NOT_DEPRECATED = {
     # Named in the TSV's column only because the help mentions a deprecated spelling.
-    "--cuda-graph-modules", "--moe-flex-dispatcher-num-sms", "--recompute-activations",
-    "--use-legacy-models", "--moe-use-legacy-grouped-gemm",
+    "--cuda-graph-modules",
+    "--moe-flex-dispatcher-num-sms",
+    "--recompute-activations",
+    "--use-legacy-models",
+    "--moe-use-legacy-grouped-gemm",
 }
 
 # Per-version facts the TSV flattens (it shows the newest version's action, nargs, type,
 # default and choices). Up to 0.15 every flag is a literal add_argument call, read directly.
 OVERRIDES: dict[tuple[str, str], tuple[dict, str]] = {
-    ('0.8', '--transformer-impl'): (
-        {'choices': ['local', 'transformer_engine']},
-        'megatron/training/arguments.py:668@core_v0.8.0',
-    ),
-    ('0.8', '--inference-batch-times-seqlen-threshold'): (
-        {'default': 512},
-        'megatron/training/arguments.py:677@core_v0.8.0',
-    ),
-    ('0.8', '--position-embedding-type'): (
-        {'choices': ['learned_absolute', 'rope', 'none']},
-        'megatron/training/arguments.py:775@core_v0.8.0',
-    ),
-    ('0.8', '--rampup-batch-size'): (
-        {'nargs': '*', 'type': None},
-        'megatron/training/arguments.py:993@core_v0.8.0',
-    ),
-    ('0.8', '--profile-ranks'): (
-        {'default': [0]},
-        'megatron/training/arguments.py:1051@core_v0.8.0',
-    ),
-    ('0.8', '--optimizer'): (
-        {'choices': ['adam', 'sgd']},
-        'megatron/training/arguments.py:1146@core_v0.8.0',
-    ),
-    ('0.8', '--dist-ckpt-format'): (
-        {'default': 'torch_dist', 'choices': ['zarr', 'torch_dist']},
-        'megatron/training/arguments.py:1323@core_v0.8.0',
-    ),
-    ('0.8', '--async-save'): (
-        {'default': None},
-        'megatron/training/arguments.py:1335@core_v0.8.0',
-    ),
-    ('0.8', '--lazy-mpu-init'): (
-        {'action': 'store', 'default': None, 'type': 'bool'},
-        'megatron/training/arguments.py:1442@core_v0.8.0',
-    ),
-    ('0.8', '--eval-interval'): (
-        {'default': 1000},
-        'megatron/training/arguments.py:1475@core_v0.8.0',
-    ),
-    ('0.8', '--tokenizer-type'): (
-        {'choices': ['BertWordPieceLowerCase',
-                     'BertWordPieceCase',
-                     'GPT2BPETokenizer',
-                     'SentencePieceTokenizer',
-                     'GPTSentencePieceTokenizer',
-                     'HuggingFaceTokenizer',
-                     'Llama2Tokenizer',
-                     'Llama3Tokenizer',
-                     'MistralTokenizer',
-                     'TikTokenizer',
-                     'NullTokenizer']},
-        'megatron/training/arguments.py:1547@core_v0.8.0',
-    ),
-    ('0.8', '--tiktoken-pattern'): (
-        {'choices': None},
-        'megatron/training/arguments.py:1563@core_v0.8.0',
-    ),
-    ('0.8', '--retriever-report-topk-accuracies'): (
-        {'default': []},
-        'megatron/training/arguments.py:1631@core_v0.8.0',
-    ),
-    ('0.8', '--moe-router-load-balancing-type'): (
-        {'nargs': None, 'choices': ['aux_loss', 'sinkhorn', 'none']},
-        'megatron/training/arguments.py:1732@core_v0.8.0',
-    ),
-    ('0.8', '--moe-aux-loss-coeff'): (
-        {'nargs': None},
-        'megatron/training/arguments.py:1742@core_v0.8.0',
-    ),
-    ('0.8', '--moe-token-dispatcher-type'): (
-        {'choices': ['allgather', 'alltoall']},
-        'megatron/training/arguments.py:1748@core_v0.8.0',
-    ),
-    ('0.8', '--lr-wsd-decay-style'): (
-        {'choices': ['exponential', 'linear', 'cosine']},
-        'megatron/training/arguments.py:1229@core_v0.8.0',
-    ),
-    ('0.12', '--fp8-recipe'): (
-        {'choices': ['tensorwise', 'delayed', 'mxfp8']},
-        'megatron/training/arguments.py:1057@core_v0.12.0',
-    ),
-    ('0.12', '--transformer-impl'): (
-        {'choices': ['local', 'transformer_engine']},
-        'megatron/training/arguments.py:1078@core_v0.12.0',
-    ),
-    ('0.12', '--cuda-graph-scope'): (
-        {'nargs': None, 'default': 'full', 'choices': ['full', 'attn'], 'type': 'str'},
-        'megatron/training/arguments.py:1128@core_v0.12.0',
-    ),
-    ('0.12', '--position-embedding-type'): (
-        {'choices': ['learned_absolute', 'rope', 'mrope', 'relative', 'none']},
-        'megatron/training/arguments.py:1250@core_v0.12.0',
-    ),
-    ('0.12', '--rampup-batch-size'): (
-        {'nargs': '*', 'type': None},
-        'megatron/training/arguments.py:1511@core_v0.12.0',
-    ),
-    ('0.12', '--recompute-modules'): (
-        {'nargs': '*'},
-        'megatron/training/arguments.py:1568@core_v0.12.0',
-    ),
-    ('0.12', '--iterations-to-skip'): (
-        {'default': []},
-        'megatron/training/arguments.py:1594@core_v0.12.0',
-    ),
-    ('0.12', '--profile-ranks'): (
-        {'default': [0]},
-        'megatron/training/arguments.py:1605@core_v0.12.0',
-    ),
-    ('0.12', '--optimizer'): (
-        {'choices': ['adam', 'sgd']},
-        'megatron/training/arguments.py:1712@core_v0.12.0',
-    ),
-    ('0.12', '--rerun-mode'): (
-        {'default': 'disabled'},
-        'megatron/training/arguments.py:1792@core_v0.12.0',
-    ),
-    ('0.12', '--non-persistent-ckpt-type'): (
-        {'choices': ['global', 'local', 'in_memory', None]},
-        'megatron/training/arguments.py:1899@core_v0.12.0',
-    ),
-    ('0.12', '--ckpt-format'): (
-        {'choices': ['torch', 'torch_dist', 'zarr', 'torch_dcp']},
-        'megatron/training/arguments.py:1949@core_v0.12.0',
-    ),
-    ('0.12', '--ckpt-convert-format'): (
-        {'choices': ['torch', 'torch_dist', 'zarr']},
-        'megatron/training/arguments.py:1954@core_v0.12.0',
-    ),
-    ('0.12', '--async-save'): (
-        {'default': None},
-        'megatron/training/arguments.py:1973@core_v0.12.0',
-    ),
-    ('0.12', '--lazy-mpu-init'): (
-        {'action': 'store', 'default': None, 'type': 'bool'},
-        'megatron/training/arguments.py:2119@core_v0.12.0',
-    ),
-    ('0.12', '--data-parallel-sharding-strategy'): (
-        {'default': 'no_shard'},
-        'megatron/training/arguments.py:2136@core_v0.12.0',
-    ),
-    ('0.12', '--cp-comm-type'): (
-        {'default': ['p2p']},
-        'megatron/training/arguments.py:2155@core_v0.12.0',
-    ),
-    ('0.12', '--eval-interval'): (
-        {'default': 1000},
-        'megatron/training/arguments.py:2194@core_v0.12.0',
-    ),
-    ('0.12', '--tokenizer-type'): (
-        {'choices': ['BertWordPieceLowerCase',
-                     'BertWordPieceCase',
-                     'GPT2BPETokenizer',
-                     'SentencePieceTokenizer',
-                     'GPTSentencePieceTokenizer',
-                     'HuggingFaceTokenizer',
-                     'Llama2Tokenizer',
-                     'TikTokenizer',
-                     'MultimodalTokenizer',
-                     'NullTokenizer',
-                     'NullMultimodalTokenizer']},
-        'megatron/training/arguments.py:2216@core_v0.12.0',
-    ),
-    ('0.12', '--tiktoken-pattern'): (
-        {'choices': None},
-        'megatron/training/arguments.py:2232@core_v0.12.0',
-    ),
-    ('0.12', '--retriever-report-topk-accuracies'): (
-        {'default': []},
-        'megatron/training/arguments.py:2366@core_v0.12.0',
-    ),
-    ('0.12', '--moe-router-load-balancing-type'): (
-        {'nargs': None, 'choices': ['aux_loss', 'seq_aux_loss', 'sinkhorn', 'none']},
-        'megatron/training/arguments.py:2502@core_v0.12.0',
-    ),
-    ('0.12', '--moe-router-score-function'): (
-        {'choices': ['softmax', 'sigmoid']},
-        'megatron/training/arguments.py:2513@core_v0.12.0',
-    ),
-    ('0.12', '--moe-aux-loss-coeff'): (
-        {'nargs': None},
-        'megatron/training/arguments.py:2537@core_v0.12.0',
-    ),
-    ('0.12', '--moe-token-dispatcher-type'): (
-        {'choices': ['allgather', 'alltoall', 'flex', 'alltoall_seq']},
-        'megatron/training/arguments.py:2546@core_v0.12.0',
-    ),
-    ('0.12', '--mscale-all-dim'): (
-        {'default': 1.0},
-        'megatron/training/arguments.py:2580@core_v0.12.0',
-    ),
-    ('0.12', '--exp-avg-dtype'): (
-        {'choices': ['fp32', 'fp16', 'fp8']},
-        'megatron/training/arguments.py:2679@core_v0.12.0',
-    ),
-    ('0.12', '--exp-avg-sq-dtype'): (
-        {'choices': ['fp32', 'fp16', 'fp8']},
-        'megatron/training/arguments.py:2681@core_v0.12.0',
-    ),
-    ('0.12', '--lr-wsd-decay-style'): (
-        {'choices': ['exponential', 'linear', 'cosine']},
-        'megatron/training/arguments.py:1829@core_v0.12.0',
-    ),
-    ('0.15', '--fp8-recipe'): (
-        {'choices': ['tensorwise', 'delayed', 'mxfp8', 'blockwise']},
-        'megatron/training/arguments.py:1318@core_v0.15.0',
-    ),
-    ('0.15', '--transformer-impl'): (
-        {'choices': ['local', 'transformer_engine']},
-        'megatron/training/arguments.py:1339@core_v0.15.0',
-    ),
-    ('0.15', '--fp4-recipe'): (
-        {'choices': ['nvfp4']},
-        'megatron/training/arguments.py:1357@core_v0.15.0',
-    ),
-    ('0.15', '--cuda-graph-impl'): (
-        {'choices': ['none', 'local', 'transformer_engine']},
-        'megatron/training/arguments.py:1405@core_v0.15.0',
-    ),
-    ('0.15', '--cuda-graph-scope'): (
-        {'nargs': None,
-         'default': 'full',
-         'choices': ['full', 'attn', 'full_iteration'],
-         'type': 'str'},
-        'megatron/training/arguments.py:1411@core_v0.15.0',
-    ),
-    ('0.15', '--symmetric-ar-type'): (
-        {'choices': ['two_shot', 'one_shot', 'multimem_all_reduce', None]},
-        'megatron/training/arguments.py:1484@core_v0.15.0',
-    ),
-    ('0.15', '--softmax-type'): (
-        {'choices': ['learnable', 'vanilla', 'off-by-one']},
-        'megatron/training/arguments.py:1571@core_v0.15.0',
-    ),
-    ('0.15', '--position-embedding-type'): (
-        {'choices': ['learned_absolute', 'rope', 'mrope', 'relative', 'none']},
-        'megatron/training/arguments.py:1588@core_v0.15.0',
-    ),
-    ('0.15', '--rl-use-sequence-packing'): (
-        {'action': 'store_true'},
-        'megatron/training/arguments.py:1960@core_v0.15.0',
-    ),
-    ('0.15', '--rampup-batch-size'): (
-        {'nargs': '*', 'type': None},
-        'megatron/training/arguments.py:1988@core_v0.15.0',
-    ),
-    ('0.15', '--recompute-modules'): (
-        {'nargs': '*'},
-        'megatron/training/arguments.py:2045@core_v0.15.0',
-    ),
-    ('0.15', '--iterations-to-skip'): (
-        {'default': []},
-        'megatron/training/arguments.py:2073@core_v0.15.0',
-    ),
-    ('0.15', '--profile-ranks'): (
-        {'default': [0]},
-        'megatron/training/arguments.py:2084@core_v0.15.0',
-    ),
-    ('0.15', '--optimizer'): (
-        {'choices': ['adam', 'sgd']},
-        'megatron/training/arguments.py:2197@core_v0.15.0',
-    ),
-    ('0.15', '--high-priority-stream-groups'): (
-        {'nargs': '*', 'default': []},
-        'megatron/training/arguments.py:2264@core_v0.15.0',
-    ),
-    ('0.15', '--load-main-params-from-ckpt'): (
-        {'default': None},
-        'megatron/training/arguments.py:2399@core_v0.15.0',
-    ),
-    ('0.15', '--non-persistent-ckpt-type'): (
-        {'choices': ['global', 'local', 'in_memory', None]},
-        'megatron/training/arguments.py:2407@core_v0.15.0',
-    ),
-    ('0.15', '--ckpt-format'): (
-        {'choices': ['torch', 'torch_dist', 'zarr', 'torch_dcp', 'fsdp_dtensor']},
-        'megatron/training/arguments.py:2457@core_v0.15.0',
-    ),
-    ('0.15', '--ckpt-convert-format'): (
-        {'choices': ['torch', 'torch_dist', 'zarr']},
-        'megatron/training/arguments.py:2463@core_v0.15.0',
-    ),
-    ('0.15', '--async-save'): (
-        {'default': None},
-        'megatron/training/arguments.py:2482@core_v0.15.0',
-    ),
-    ('0.15', '--lazy-mpu-init'): (
-        {'action': 'store', 'default': None, 'type': 'bool'},
-        'megatron/training/arguments.py:2646@core_v0.15.0',
-    ),
-    ('0.15', '--data-parallel-sharding-strategy'): (
-        {'default': 'no_shard'},
-        'megatron/training/arguments.py:2677@core_v0.15.0',
-    ),
-    ('0.15', '--cp-comm-type'): (
-        {'default': ['p2p']},
-        'megatron/training/arguments.py:2706@core_v0.15.0',
-    ),
-    ('0.15', '--eval-interval'): (
-        {'default': 1000},
-        'megatron/training/arguments.py:2747@core_v0.15.0',
-    ),
-    ('0.15', '--tiktoken-pattern'): (
-        {'choices': None},
-        'megatron/training/arguments.py:2792@core_v0.15.0',
-    ),
-    ('0.15', '--retriever-report-topk-accuracies'): (
-        {'default': []},
-        'megatron/training/arguments.py:2933@core_v0.15.0',
-    ),
-    ('0.15', '--moe-router-load-balancing-type'): (
-        {'choices': ['aux_loss', 'seq_aux_loss', 'global_aux_loss', 'sinkhorn', 'none']},
-        'megatron/training/arguments.py:3077@core_v0.15.0',
-    ),
-    ('0.15', '--moe-router-score-function'): (
-        {'choices': ['softmax', 'sigmoid']},
-        'megatron/training/arguments.py:3090@core_v0.15.0',
-    ),
-    ('0.15', '--moe-deepep-num-sms'): (
-        {'default': 20},
-        'megatron/training/arguments.py:3137@core_v0.15.0',
-    ),
-    ('0.15', '--disable-mamba-mem-eff-path'): (
-        {'action': 'store_true', 'default': False},
-        'megatron/training/arguments.py:3276@core_v0.15.0',
-    ),
-    ('0.15', '--disable-msc'): (
-        {'action': 'store_false', 'default': True},
-        'megatron/training/arguments.py:3305@core_v0.15.0',
-    ),
-    ('0.19', '--cuda-graph-modules'): (
-        {'default': []},
-        'megatron/training/arguments.py:1969@core_v0.19.0',
-    ),
-    ('0.19', '--muon-tp-mode'): (
-        {'default': 'blockwise'},
-        'megatron/training/arguments.py:2540@core_v0.19.0',
-    ),
-    ('0.19', '--rl-generation-lag'): (
-        {'default': 0, 'type': 'int'},
-        'megatron/training/arguments.py:2578@core_v0.19.0',
-    ),
-    ('0.19', '--rl-inference-parsers'): (
-        {'default': []},
-        'megatron/training/arguments.py:2714@core_v0.19.0',
-    ),
-    ('0.19', '--ddp-param-name-patterns-for-fp32-local-accumulation'): (
-        {'default': []},
-        'megatron/training/arguments.py:2983@core_v0.19.0',
-    ),
-    ('0.19', '--cp-comm-type'): (
-        {'default': ['p2p']},
-        'megatron/training/arguments.py:3054@core_v0.19.0',
-    ),
-    ('0.19', '--retriever-report-topk-accuracies'): (
-        {'default': []},
-        'megatron/training/arguments.py:3257@core_v0.19.0',
-    ),
-    ('HEAD', '--cuda-graph-modules'): (
-        {'default': []},
-        'megatron/training/arguments.py:2050@HEAD',
-    ),
-    ('HEAD', '--rl-inference-parsers'): (
-        {'default': []},
-        'megatron/training/arguments.py:2852@HEAD',
-    ),
-    ('HEAD', '--ddp-param-name-patterns-for-fp32-local-accumulation'): (
-        {'default': []},
-        'megatron/training/arguments.py:3142@HEAD',
-    ),
-    ('HEAD', '--cp-comm-type'): (
-        {'default': ['p2p']},
-        'megatron/training/arguments.py:3221@HEAD',
-    ),
-    ('HEAD', '--retriever-report-topk-accuracies'): (
-        {'default': []},
-        'megatron/training/arguments.py:3424@HEAD',
+    ("0.8", "--transformer-impl"): (
+        {"choices": ["local", "transformer_engine"]},
+        "megatron/training/arguments.py:668@core_v0.8.0",
+    ),
+    ("0.8", "--inference-batch-times-seqlen-threshold"): (
+        {"default": 512},
+        "megatron/training/arguments.py:677@core_v0.8.0",
+    ),
+    ("0.8", "--position-embedding-type"): (
+        {"choices": ["learned_absolute", "rope", "none"]},
+        "megatron/training/arguments.py:775@core_v0.8.0",
+    ),
+    ("0.8", "--rampup-batch-size"): (
+        {"nargs": "*", "type": None},
+        "megatron/training/arguments.py:993@core_v0.8.0",
+    ),
+    ("0.8", "--profile-ranks"): (
+        {"default": [0]},
+        "megatron/training/arguments.py:1051@core_v0.8.0",
+    ),
+    ("0.8", "--optimizer"): (
+        {"choices": ["adam", "sgd"]},
+        "megatron/training/arguments.py:1146@core_v0.8.0",
+    ),
+    ("0.8", "--dist-ckpt-format"): (
+        {"default": "torch_dist", "choices": ["zarr", "torch_dist"]},
+        "megatron/training/arguments.py:1323@core_v0.8.0",
+    ),
+    ("0.8", "--async-save"): (
+        {"default": None},
+        "megatron/training/arguments.py:1335@core_v0.8.0",
+    ),
+    ("0.8", "--lazy-mpu-init"): (
+        {"action": "store", "default": None, "type": "bool"},
+        "megatron/training/arguments.py:1442@core_v0.8.0",
+    ),
+    ("0.8", "--eval-interval"): (
+        {"default": 1000},
+        "megatron/training/arguments.py:1475@core_v0.8.0",
+    ),
+    ("0.8", "--tokenizer-type"): (
+        {
+            "choices": [
+                "BertWordPieceLowerCase",
+                "BertWordPieceCase",
+                "GPT2BPETokenizer",
+                "SentencePieceTokenizer",
+                "GPTSentencePieceTokenizer",
+                "HuggingFaceTokenizer",
+                "Llama2Tokenizer",
+                "Llama3Tokenizer",
+                "MistralTokenizer",
+                "TikTokenizer",
+                "NullTokenizer",
+            ]
+        },
+        "megatron/training/arguments.py:1547@core_v0.8.0",
+    ),
+    ("0.8", "--tiktoken-pattern"): (
+        {"choices": None},
+        "megatron/training/arguments.py:1563@core_v0.8.0",
+    ),
+    ("0.8", "--retriever-report-topk-accuracies"): (
+        {"default": []},
+        "megatron/training/arguments.py:1631@core_v0.8.0",
+    ),
+    ("0.8", "--moe-router-load-balancing-type"): (
+        {"nargs": None, "choices": ["aux_loss", "sinkhorn", "none"]},
+        "megatron/training/arguments.py:1732@core_v0.8.0",
+    ),
+    ("0.8", "--moe-aux-loss-coeff"): (
+        {"nargs": None},
+        "megatron/training/arguments.py:1742@core_v0.8.0",
+    ),
+    ("0.8", "--moe-token-dispatcher-type"): (
+        {"choices": ["allgather", "alltoall"]},
+        "megatron/training/arguments.py:1748@core_v0.8.0",
+    ),
+    ("0.8", "--lr-wsd-decay-style"): (
+        {"choices": ["exponential", "linear", "cosine"]},
+        "megatron/training/arguments.py:1229@core_v0.8.0",
+    ),
+    ("0.12", "--fp8-recipe"): (
+        {"choices": ["tensorwise", "delayed", "mxfp8"]},
+        "megatron/training/arguments.py:1057@core_v0.12.0",
+    ),
+    ("0.12", "--transformer-impl"): (
+        {"choices": ["local", "transformer_engine"]},
+        "megatron/training/arguments.py:1078@core_v0.12.0",
+    ),
+    ("0.12", "--cuda-graph-scope"): (
+        {"nargs": None, "default": "full", "choices": ["full", "attn"], "type": "str"},
+        "megatron/training/arguments.py:1128@core_v0.12.0",
+    ),
+    ("0.12", "--position-embedding-type"): (
+        {"choices": ["learned_absolute", "rope", "mrope", "relative", "none"]},
+        "megatron/training/arguments.py:1250@core_v0.12.0",
+    ),
+    ("0.12", "--rampup-batch-size"): (
+        {"nargs": "*", "type": None},
+        "megatron/training/arguments.py:1511@core_v0.12.0",
+    ),
+    ("0.12", "--recompute-modules"): (
+        {"nargs": "*"},
+        "megatron/training/arguments.py:1568@core_v0.12.0",
+    ),
+    ("0.12", "--iterations-to-skip"): (
+        {"default": []},
+        "megatron/training/arguments.py:1594@core_v0.12.0",
+    ),
+    ("0.12", "--profile-ranks"): (
+        {"default": [0]},
+        "megatron/training/arguments.py:1605@core_v0.12.0",
+    ),
+    ("0.12", "--optimizer"): (
+        {"choices": ["adam", "sgd"]},
+        "megatron/training/arguments.py:1712@core_v0.12.0",
+    ),
+    ("0.12", "--rerun-mode"): (
+        {"default": "disabled"},
+        "megatron/training/arguments.py:1792@core_v0.12.0",
+    ),
+    ("0.12", "--non-persistent-ckpt-type"): (
+        {"choices": ["global", "local", "in_memory", None]},
+        "megatron/training/arguments.py:1899@core_v0.12.0",
+    ),
+    ("0.12", "--ckpt-format"): (
+        {"choices": ["torch", "torch_dist", "zarr", "torch_dcp"]},
+        "megatron/training/arguments.py:1949@core_v0.12.0",
+    ),
+    ("0.12", "--ckpt-convert-format"): (
+        {"choices": ["torch", "torch_dist", "zarr"]},
+        "megatron/training/arguments.py:1954@core_v0.12.0",
+    ),
+    ("0.12", "--async-save"): (
+        {"default": None},
+        "megatron/training/arguments.py:1973@core_v0.12.0",
+    ),
+    ("0.12", "--lazy-mpu-init"): (
+        {"action": "store", "default": None, "type": "bool"},
+        "megatron/training/arguments.py:2119@core_v0.12.0",
+    ),
+    ("0.12", "--data-parallel-sharding-strategy"): (
+        {"default": "no_shard"},
+        "megatron/training/arguments.py:2136@core_v0.12.0",
+    ),
+    ("0.12", "--cp-comm-type"): (
+        {"default": ["p2p"]},
+        "megatron/training/arguments.py:2155@core_v0.12.0",
+    ),
+    ("0.12", "--eval-interval"): (
+        {"default": 1000},
+        "megatron/training/arguments.py:2194@core_v0.12.0",
+    ),
+    ("0.12", "--tokenizer-type"): (
+        {
+            "choices": [
+                "BertWordPieceLowerCase",
+                "BertWordPieceCase",
+                "GPT2BPETokenizer",
+                "SentencePieceTokenizer",
+                "GPTSentencePieceTokenizer",
+                "HuggingFaceTokenizer",
+                "Llama2Tokenizer",
+                "TikTokenizer",
+                "MultimodalTokenizer",
+                "NullTokenizer",
+                "NullMultimodalTokenizer",
+            ]
+        },
+        "megatron/training/arguments.py:2216@core_v0.12.0",
+    ),
+    ("0.12", "--tiktoken-pattern"): (
+        {"choices": None},
+        "megatron/training/arguments.py:2232@core_v0.12.0",
+    ),
+    ("0.12", "--retriever-report-topk-accuracies"): (
+        {"default": []},
+        "megatron/training/arguments.py:2366@core_v0.12.0",
+    ),
+    ("0.12", "--moe-router-load-balancing-type"): (
+        {"nargs": None, "choices": ["aux_loss", "seq_aux_loss", "sinkhorn", "none"]},
+        "megatron/training/arguments.py:2502@core_v0.12.0",
+    ),
+    ("0.12", "--moe-router-score-function"): (
+        {"choices": ["softmax", "sigmoid"]},
+        "megatron/training/arguments.py:2513@core_v0.12.0",
+    ),
+    ("0.12", "--moe-aux-loss-coeff"): (
+        {"nargs": None},
+        "megatron/training/arguments.py:2537@core_v0.12.0",
+    ),
+    ("0.12", "--moe-token-dispatcher-type"): (
+        {"choices": ["allgather", "alltoall", "flex", "alltoall_seq"]},
+        "megatron/training/arguments.py:2546@core_v0.12.0",
+    ),
+    ("0.12", "--mscale-all-dim"): (
+        {"default": 1.0},
+        "megatron/training/arguments.py:2580@core_v0.12.0",
+    ),
+    ("0.12", "--exp-avg-dtype"): (
+        {"choices": ["fp32", "fp16", "fp8"]},
+        "megatron/training/arguments.py:2679@core_v0.12.0",
+    ),
+    ("0.12", "--exp-avg-sq-dtype"): (
+        {"choices": ["fp32", "fp16", "fp8"]},
+        "megatron/training/arguments.py:2681@core_v0.12.0",
+    ),
+    ("0.12", "--lr-wsd-decay-style"): (
+        {"choices": ["exponential", "linear", "cosine"]},
+        "megatron/training/arguments.py:1829@core_v0.12.0",
+    ),
+    ("0.15", "--fp8-recipe"): (
+        {"choices": ["tensorwise", "delayed", "mxfp8", "blockwise"]},
+        "megatron/training/arguments.py:1318@core_v0.15.0",
+    ),
+    ("0.15", "--transformer-impl"): (
+        {"choices": ["local", "transformer_engine"]},
+        "megatron/training/arguments.py:1339@core_v0.15.0",
+    ),
+    ("0.15", "--fp4-recipe"): (
+        {"choices": ["nvfp4"]},
+        "megatron/training/arguments.py:1357@core_v0.15.0",
+    ),
+    ("0.15", "--cuda-graph-impl"): (
+        {"choices": ["none", "local", "transformer_engine"]},
+        "megatron/training/arguments.py:1405@core_v0.15.0",
+    ),
+    ("0.15", "--cuda-graph-scope"): (
+        {"nargs": None, "default": "full", "choices": ["full", "attn", "full_iteration"], "type": "str"},
+        "megatron/training/arguments.py:1411@core_v0.15.0",
+    ),
+    ("0.15", "--symmetric-ar-type"): (
+        {"choices": ["two_shot", "one_shot", "multimem_all_reduce", None]},
+        "megatron/training/arguments.py:1484@core_v0.15.0",
+    ),
+    ("0.15", "--softmax-type"): (
+        {"choices": ["learnable", "vanilla", "off-by-one"]},
+        "megatron/training/arguments.py:1571@core_v0.15.0",
+    ),
+    ("0.15", "--position-embedding-type"): (
+        {"choices": ["learned_absolute", "rope", "mrope", "relative", "none"]},
+        "megatron/training/arguments.py:1588@core_v0.15.0",
+    ),
+    ("0.15", "--rl-use-sequence-packing"): (
+        {"action": "store_true"},
+        "megatron/training/arguments.py:1960@core_v0.15.0",
+    ),
+    ("0.15", "--rampup-batch-size"): (
+        {"nargs": "*", "type": None},
+        "megatron/training/arguments.py:1988@core_v0.15.0",
+    ),
+    ("0.15", "--recompute-modules"): (
+        {"nargs": "*"},
+        "megatron/training/arguments.py:2045@core_v0.15.0",
+    ),
+    ("0.15", "--iterations-to-skip"): (
+        {"default": []},
+        "megatron/training/arguments.py:2073@core_v0.15.0",
+    ),
+    ("0.15", "--profile-ranks"): (
+        {"default": [0]},
+        "megatron/training/arguments.py:2084@core_v0.15.0",
+    ),
+    ("0.15", "--optimizer"): (
+        {"choices": ["adam", "sgd"]},
+        "megatron/training/arguments.py:2197@core_v0.15.0",
+    ),
+    ("0.15", "--high-priority-stream-groups"): (
+        {"nargs": "*", "default": []},
+        "megatron/training/arguments.py:2264@core_v0.15.0",
+    ),
+    ("0.15", "--load-main-params-from-ckpt"): (
+        {"default": None},
+        "megatron/training/arguments.py:2399@core_v0.15.0",
+    ),
+    ("0.15", "--non-persistent-ckpt-type"): (
+        {"choices": ["global", "local", "in_memory", None]},
+        "megatron/training/arguments.py:2407@core_v0.15.0",
+    ),
+    ("0.15", "--ckpt-format"): (
+        {"choices": ["torch", "torch_dist", "zarr", "torch_dcp", "fsdp_dtensor"]},
+        "megatron/training/arguments.py:2457@core_v0.15.0",
+    ),
+    ("0.15", "--ckpt-convert-format"): (
+        {"choices": ["torch", "torch_dist", "zarr"]},
+        "megatron/training/arguments.py:2463@core_v0.15.0",
+    ),
+    ("0.15", "--async-save"): (
+        {"default": None},
+        "megatron/training/arguments.py:2482@core_v0.15.0",
+    ),
+    ("0.15", "--lazy-mpu-init"): (
+        {"action": "store", "default": None, "type": "bool"},
+        "megatron/training/arguments.py:2646@core_v0.15.0",
+    ),
+    ("0.15", "--data-parallel-sharding-strategy"): (
+        {"default": "no_shard"},
+        "megatron/training/arguments.py:2677@core_v0.15.0",
+    ),
+    ("0.15", "--cp-comm-type"): (
+        {"default": ["p2p"]},
+        "megatron/training/arguments.py:2706@core_v0.15.0",
+    ),
+    ("0.15", "--eval-interval"): (
+        {"default": 1000},
+        "megatron/training/arguments.py:2747@core_v0.15.0",
+    ),
+    ("0.15", "--tiktoken-pattern"): (
+        {"choices": None},
+        "megatron/training/arguments.py:2792@core_v0.15.0",
+    ),
+    ("0.15", "--retriever-report-topk-accuracies"): (
+        {"default": []},
+        "megatron/training/arguments.py:2933@core_v0.15.0",
+    ),
+    ("0.15", "--moe-router-load-balancing-type"): (
+        {"choices": ["aux_loss", "seq_aux_loss", "global_aux_loss", "sinkhorn", "none"]},
+        "megatron/training/arguments.py:3077@core_v0.15.0",
+    ),
+    ("0.15", "--moe-router-score-function"): (
+        {"choices": ["softmax", "sigmoid"]},
+        "megatron/training/arguments.py:3090@core_v0.15.0",
+    ),
+    ("0.15", "--moe-deepep-num-sms"): (
+        {"default": 20},
+        "megatron/training/arguments.py:3137@core_v0.15.0",
+    ),
+    ("0.15", "--disable-mamba-mem-eff-path"): (
+        {"action": "store_true", "default": False},
+        "megatron/training/arguments.py:3276@core_v0.15.0",
+    ),
+    ("0.15", "--disable-msc"): (
+        {"action": "store_false", "default": True},
+        "megatron/training/arguments.py:3305@core_v0.15.0",
+    ),
+    ("0.19", "--cuda-graph-modules"): (
+        {"default": []},
+        "megatron/training/arguments.py:1969@core_v0.19.0",
+    ),
+    ("0.19", "--muon-tp-mode"): (
+        {"default": "blockwise"},
+        "megatron/training/arguments.py:2540@core_v0.19.0",
+    ),
+    ("0.19", "--rl-generation-lag"): (
+        {"default": 0, "type": "int"},
+        "megatron/training/arguments.py:2578@core_v0.19.0",
+    ),
+    ("0.19", "--rl-inference-parsers"): (
+        {"default": []},
+        "megatron/training/arguments.py:2714@core_v0.19.0",
+    ),
+    ("0.19", "--ddp-param-name-patterns-for-fp32-local-accumulation"): (
+        {"default": []},
+        "megatron/training/arguments.py:2983@core_v0.19.0",
+    ),
+    ("0.19", "--cp-comm-type"): (
+        {"default": ["p2p"]},
+        "megatron/training/arguments.py:3054@core_v0.19.0",
+    ),
+    ("0.19", "--retriever-report-topk-accuracies"): (
+        {"default": []},
+        "megatron/training/arguments.py:3257@core_v0.19.0",
+    ),
+    ("HEAD", "--cuda-graph-modules"): (
+        {"default": []},
+        "megatron/training/arguments.py:2050@HEAD",
+    ),
+    ("HEAD", "--rl-inference-parsers"): (
+        {"default": []},
+        "megatron/training/arguments.py:2852@HEAD",
+    ),
+    ("HEAD", "--ddp-param-name-patterns-for-fp32-local-accumulation"): (
+        {"default": []},
+        "megatron/training/arguments.py:3142@HEAD",
+    ),
+    ("HEAD", "--cp-comm-type"): (
+        {"default": ["p2p"]},
+        "megatron/training/arguments.py:3221@HEAD",
+    ),
+    ("HEAD", "--retriever-report-topk-accuracies"): (
+        {"default": []},
+        "megatron/training/arguments.py:3424@HEAD",
     ),
 }
 
@@ -561,8 +567,7 @@ def _row_spec(row: dict, version: str) -> dict:
         nargs = int(nargs)
     if row["choices"]:
         names = row["choices"].split(",")
-        choices = _signal_names(names) if option == "--exit-signal" else [
-            _convert_choice(c, type_) for c in names]
+        choices = _signal_names(names) if option == "--exit-signal" else [_convert_choice(c, type_) for c in names]
     else:
         choices = None
     default: object = _convert_scalar(row["default"], type_, action)
@@ -574,8 +579,7 @@ def _row_spec(row: dict, version: str) -> dict:
     if option in LIST_DEFAULTS and version in LIST_DEFAULTS[option][1]:
         default = list(LIST_DEFAULTS[option][0])
         notes.append(f"default: {LIST_DEFAULTS[option][2]}")
-    spec = {"action": action, "type": type_, "default": default, "choices": choices,
-            "nargs": nargs}
+    spec = {"action": action, "type": type_, "default": default, "choices": choices, "nargs": nargs}
     over = OVERRIDES.get((version, option))
     if over is not None:
         fields, cite = over
@@ -620,17 +624,23 @@ def build(rows: list[dict], source_name: str) -> dict[str, dict]:
                 entry = groups[key]
                 comparable = ("type", "default", "choices", "nargs")
                 if any(entry[k] != spec[k] for k in comparable):
-                    raise SystemExit(f"{version}: {row['flag']} and {entry['option_strings']} "
-                                     f"share dest and action but differ: {spec} / {entry}")
+                    raise SystemExit(
+                        f"{version}: {row['flag']} and {entry['option_strings']} "
+                        f"share dest and action but differ: {spec} / {entry}"
+                    )
                 entry["option_strings"].append(row["flag"])
                 entry["present_in"][row["flag"]] = present[row["flag"]]
                 entry["notes"].extend(n for n in spec["notes"] if n not in entry["notes"])
                 if entry["deprecated"] is None:
                     entry["deprecated"] = spec["deprecated"]
                 continue
-            entry = {"option_strings": [row["flag"]], "dest": row["dest"], **spec,
-                     "present_in": {row["flag"]: present[row["flag"]]},
-                     "source": row["source_or_status"] or None}
+            entry = {
+                "option_strings": [row["flag"]],
+                "dest": row["dest"],
+                **spec,
+                "present_in": {row["flag"]: present[row["flag"]]},
+                "source": row["source_or_status"] or None,
+            }
             groups[key] = entry
             order.append(key)
         flags = []
@@ -645,9 +655,11 @@ def build(rows: list[dict], source_name: str) -> dict[str, dict]:
             "format": FORMAT,
             "version": version,
             "megatron_ref": TAG[version],
-            "generated_from": (f"{source_name}: argparse parser of Megatron-LM {TAG[version]} "
-                               "dumped at run time, with the per-version corrections of "
-                               "tools/catalogue_from_tsv.py"),
+            "generated_from": (
+                f"{source_name}: argparse parser of Megatron-LM {TAG[version]} "
+                "dumped at run time, with the per-version corrections of "
+                "tools/catalogue_from_tsv.py"
+            ),
             "flags": flags,
         }
     return catalogues
@@ -698,7 +710,7 @@ def main(argv: list[str] | None = None) -> int:
     curated = set(DEPRECATIONS) | set(DEPRECATED_CHOICES) | NOT_DEPRECATED
     if marked != curated:
         raise SystemExit(f"deprecation tables out of step with the TSV: {marked ^ curated}")
-    for (version, option) in OVERRIDES:
+    for version, option in OVERRIDES:
         if not any(r["flag"] == option for r in rows):
             raise SystemExit(f"override for unknown flag {option} ({version})")
     catalogues = build(rows, args.tsv.name)
@@ -706,8 +718,9 @@ def main(argv: list[str] | None = None) -> int:
     for version, cat in catalogues.items():
         path = args.out / f"{version}.json"
         path.write_text(dumps(cat), encoding="utf-8")
-        print(f"{path}: {len(cat['flags'])} actions, "
-              f"{sum(len(f['option_strings']) for f in cat['flags'])} option strings")
+        print(
+            f"{path}: {len(cat['flags'])} actions, {sum(len(f['option_strings']) for f in cat['flags'])} option strings"
+        )
     return 0
 
 

@@ -25,14 +25,23 @@ ROWS = ROOT / "docs" / "constraint-rows.json"
 OUT = ROOT / "docs" / "constraints-coverage.md"
 
 GROUPS = {
-    "A": "World size and parallel sizes", "B": "Layers, pipeline, VPP, layouts",
-    "C": "Heads, hidden size, GQA, FFN", "D": "Batch sizes and schedule",
+    "A": "World size and parallel sizes",
+    "B": "Layers, pipeline, VPP, layouts",
+    "C": "Heads, hidden size, GQA, FFN",
+    "D": "Batch sizes and schedule",
     "E": "Sequence parallel, TP comm overlap, CUDA_DEVICE_MAX_CONNECTIONS",
-    "F": "DP overlap, distributed optimizer, FSDP", "G": "Precision", "H": "Recompute and offload",
-    "I": "Context parallel", "J": "MoE", "K": "MLA, MTP, hybrid patterns",
-    "L": "Position embeddings, RoPE, sequence length", "M": "Tokenizer and vocab",
-    "N": "Data, checkpointing, misc training", "O": "CUDA graphs",
-    "P": "Deprecated, removed and alias flags", "Q": "Environment variables",
+    "F": "DP overlap, distributed optimizer, FSDP",
+    "G": "Precision",
+    "H": "Recompute and offload",
+    "I": "Context parallel",
+    "J": "MoE",
+    "K": "MLA, MTP, hybrid patterns",
+    "L": "Position embeddings, RoPE, sequence length",
+    "M": "Tokenizer and vocab",
+    "N": "Data, checkpointing, misc training",
+    "O": "CUDA graphs",
+    "P": "Deprecated, removed and alias flags",
+    "Q": "Environment variables",
     "R": "argparse-level pitfalls",
 }
 # Groups whose rules live in rules/flags and rules/megatron/[a-f]-*.yaml; the rows of the other
@@ -47,30 +56,44 @@ EXTRA_COVERAGE = {"ML101": ("A1", "A3", "A4")}
 # script does not hold; "not reachable": the check exists but the command line cannot trigger it;
 # "not written": decidable, no rule yet.
 UNCOVERED = {
-    "A11": ("no finding", "the expert tensor-parallel size defaults to TP; megalint derives it "
-                          "(derived.expert_tensor_parallel_size) and the expert-grid rules use it"),
-    "B13": ("not reachable", "the virtual pipeline size has no flag of its own; with a layout, "
-                             "any virtual-stage flag is refused first (B2)"),
-    "C6": ("no finding", "the FFN size default (4h, or 8h/3 rounded for SwiGLU) is derived "
-                         "(derived.ffn_hidden_size)"),
+    "A11": (
+        "no finding",
+        "the expert tensor-parallel size defaults to TP; megalint derives it "
+        "(derived.expert_tensor_parallel_size) and the expert-grid rules use it",
+    ),
+    "B13": (
+        "not reachable",
+        "the virtual pipeline size has no flag of its own; with a layout, any virtual-stage flag is refused first (B2)",
+    ),
+    "C6": ("no finding", "the FFN size default (4h, or 8h/3 rounded for SwiGLU) is derived (derived.ffn_hidden_size)"),
     "D2": ("no finding", "the global batch defaults to micro batch × DP (derived.global_batch_size)"),
-    "E2": ("not reachable", "only a programmatic config reaches it: validate_args turns sequence "
-                            "parallelism off at TP = 1 first (E1)"),
+    "E2": (
+        "not reachable",
+        "only a programmatic config reaches it: validate_args turns sequence parallelism off at TP = 1 first (E1)",
+    ),
     "E4": ("elsewhere", "ML745 `cuda-device-max-connections` (with Q1) decides it, in the rules of groups G-Q"),
     "E4b": ("elsewhere", "ML745 `cuda-device-max-connections` decides it (the 0.8 catalogue branch)"),
     "E7": ("elsewhere", "ML692 (error up to 0.15) and ML693 (warning from 0.16) decide it, in the MoE rules"),
     "P2": ("elsewhere", "ML665 `checkpoint-activations-exits` decides it, in the recompute rules"),
     "P7": ("elsewhere", "ML706 `use-flash-attn-no-op` decides it, in the attention rules"),
     "P3": ("no finding", "`--recompute-activations` is a valid alias of selective recomputation"),
-    "R5": ("no finding", "`--x`/`--no-x` of BooleanOptionalAction flags are both valid; binding "
-                         "stores False for the `--no-` spelling"),
+    "R5": (
+        "no finding",
+        "`--x`/`--no-x` of BooleanOptionalAction flags are both valid; binding stores False for the `--no-` spelling",
+    ),
     "R7": ("no finding", "binding maps every option to its dest; rules read dests"),
     "R9": ("no finding", "tri-state flags (default None) are bound as written"),
-    "R11": ("not static", "the modelopt flags of pretrain_gpt.py exist only when nvidia-modelopt is "
-                          "importable on the cluster; `--extra-args` of other entry points are "
-                          "unknown to the catalogue"),
-    "R12": ("not static", "`--yaml-cfg` replaces the command line with a YAML file megalint does not "
-                          "read; rules that report a missing flag stay silent when it is given"),
+    "R11": (
+        "not static",
+        "the modelopt flags of pretrain_gpt.py exist only when nvidia-modelopt is "
+        "importable on the cluster; `--extra-args` of other entry points are "
+        "unknown to the catalogue",
+    ),
+    "R12": (
+        "not static",
+        "`--yaml-cfg` replaces the command line with a YAML file megalint does not "
+        "read; rules that report a missing flag stay silent when it is given",
+    ),
 }
 # Parts of covered rows that no rule decides.
 PARTIAL = {
@@ -83,7 +106,7 @@ PARTIAL = {
 
 def _short(text: str, n: int) -> str:
     text = re.sub(r"\s+", " ", text).strip()
-    return text if len(text) <= n else text[:n - 3].rstrip() + "..."
+    return text if len(text) <= n else text[: n - 3].rstrip() + "..."
 
 
 def extract(notes: Path) -> list[dict]:
@@ -100,18 +123,21 @@ def extract(notes: Path) -> list[dict]:
             continue
         if not header or not cells or not re.fullmatch(r"[A-R]\d+[a-z]?", cells[0]):
             continue
-        rec = dict(zip(header, cells))
+        rec = dict(zip(header, cells, strict=False))
         cond = next((v for k, v in rec.items() if k.startswith("condition")), "")
         summary = cond or rec.get("flag") or rec.get("pitfall") or rec.get("variable", "")
         if rec.get("variable"):
             summary = f"{rec['variable']}: {rec.get('rule', '')}"
         summary = re.sub(r"\s+", " ", summary.replace("\\|", "|"))
-        rows.append({
-            "id": cells[0], "group": cells[0][0],
-            "kind": _short(rec.get("kind", rec.get("status at head", "")), 60),
-            "since": rec.get("since", rec.get("since/until", "")),
-            "summary": _short(summary, 140),
-        })
+        rows.append(
+            {
+                "id": cells[0],
+                "group": cells[0][0],
+                "kind": _short(rec.get("kind", rec.get("status at head", "")), 60),
+                "since": rec.get("since", rec.get("since/until", "")),
+                "summary": _short(summary, 140),
+            }
+        )
     return rows
 
 
@@ -125,20 +151,29 @@ def rule_coverage(rule_dirs: list[Path] | None = None) -> dict[str, list[dict]]:
         ids = [r.split(":", 1)[1] for r in (rule.docs.references or ()) if r.startswith("constraints:")]
         ids += list(EXTRA_COVERAGE.get(rule.code, ()))
         for i in dict.fromkeys(ids):
-            cover.setdefault(i, []).append({
-                "code": rule.code, "name": rule.name, "severity": str(rule.severity.value),
-                "megatron": str(rule.megatron) if rule.megatron else "*",
-            })
+            cover.setdefault(i, []).append(
+                {
+                    "code": rule.code,
+                    "name": rule.name,
+                    "severity": str(rule.severity.value),
+                    "megatron": str(rule.megatron) if rule.megatron else "*",
+                }
+            )
     return cover
 
 
 def render(rows: list[dict], cover: dict[str, list[dict]]) -> str:
-    out = ["# Megatron-LM constraints covered by megalint rules", "",
-           "Generated by `python tools/coverage_table.py` from the rule files (`docs.references`",
-           "entries `constraints:<ID>`) and the constraint rows of the research notes",
-           "(docs/constraint-rows.json). Do not edit by hand: a test checks that it is up to date.",
-           "", "Kinds: E error, W warning, F silent auto-correction, N no-op. The version range is the",
-           "rule's `megatron` range (`*`: every version).", ""]
+    out = [
+        "# Megatron-LM constraints covered by megalint rules",
+        "",
+        "Generated by `python tools/coverage_table.py` from the rule files (`docs.references`",
+        "entries `constraints:<ID>`) and the constraint rows of the research notes",
+        "(docs/constraint-rows.json). Do not edit by hand: a test checks that it is up to date.",
+        "",
+        "Kinds: E error, W warning, F silent auto-correction, N no-op. The version range is the",
+        "rule's `megatron` range (`*`: every version).",
+        "",
+    ]
     ids = {r["id"] for r in rows}
     totals = {"covered": 0, "partial": 0, "uncovered": 0}
     own = {"covered": 0, "uncovered": 0}
@@ -148,8 +183,12 @@ def render(rows: list[dict], cover: dict[str, list[dict]]) -> str:
         group_rows = [r for r in rows if r["group"] == group]
         if not group_rows:
             continue
-        body += [f"## {group}. {title}", "", "| ID | kind | since | constraint | rules | version range |",
-                 "|---|---|---|---|---|---|"]
+        body += [
+            f"## {group}. {title}",
+            "",
+            "| ID | kind | since | constraint | rules | version range |",
+            "|---|---|---|---|---|---|",
+        ]
         for r in group_rows:
             rules = cover.get(r["id"], [])
             summary = r["summary"].replace("|", "\\|")
@@ -177,11 +216,15 @@ def render(rows: list[dict], cover: dict[str, list[dict]]) -> str:
         body.append("")
     # `constraints:§0.2` names a section of the notes rather than a row.
     unknown_refs = sorted(r for r in set(cover) - ids if not r.startswith("§"))
-    out += ["## Summary", "",
-            f"- rows: {len(rows)}; with a rule: {totals['covered']} (of which {totals['partial']} partly); "
-            f"without: {totals['uncovered']}",
-            f"- groups A-F, P and R: {own['covered']} with a rule, {own['uncovered']} without ("
-            + ", ".join(f"{n} {k}" for k, n in sorted(reasons.items())) + ")"]
+    out += [
+        "## Summary",
+        "",
+        f"- rows: {len(rows)}; with a rule: {totals['covered']} (of which {totals['partial']} partly); "
+        f"without: {totals['uncovered']}",
+        f"- groups A-F, P and R: {own['covered']} with a rule, {own['uncovered']} without ("
+        + ", ".join(f"{n} {k}" for k, n in sorted(reasons.items()))
+        + ")",
+    ]
     if unknown_refs:
         out.append(f"- references to rows the notes do not have: {', '.join(unknown_refs)}")
     out.append("")

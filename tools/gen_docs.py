@@ -85,20 +85,47 @@ def first_sentence(text: str) -> str:
 def from_rule(r: Rule) -> RuleDoc:
     d = r.docs
     return RuleDoc(
-        code=r.code, name=r.name, severity=r.severity, category=r.category, status=r.status,
-        megatron=str(r.megatron), fix=r.fix.applicability if r.fix else None, requires=tuple(r.requires),
-        source=r.origin.rsplit(":", 2)[0], what=d.what or "", why=d.why or "", example=d.example,
-        use_instead=d.use_instead, fix_safety=d.fix_safety, sources=tuple(d.sources),
-        references=tuple(d.references), rule=r)
+        code=r.code,
+        name=r.name,
+        severity=r.severity,
+        category=r.category,
+        status=r.status,
+        megatron=str(r.megatron),
+        fix=r.fix.applicability if r.fix else None,
+        requires=tuple(r.requires),
+        source=r.origin.rsplit(":", 2)[0],
+        what=d.what or "",
+        why=d.why or "",
+        example=d.example,
+        use_instead=d.use_instead,
+        fix_safety=d.fix_safety,
+        sources=tuple(d.sources),
+        references=tuple(d.references),
+        rule=r,
+    )
 
 
 def from_meta(m: RuleMeta) -> RuleDoc:
     fix = Applicability.SAFE if m.fix_safety else None
     return RuleDoc(
-        code=m.code, name=m.name, severity=m.severity, category="suppression", status="stable",
-        megatron="*", fix=fix, requires=(), source="megalint/suppress.py", what=m.what or m.summary,
-        why=m.why, example=m.example or None, use_instead=m.use_instead or None,
-        fix_safety=m.fix_safety or None, sources=(), references=(), rule=None)
+        code=m.code,
+        name=m.name,
+        severity=m.severity,
+        category="suppression",
+        status="stable",
+        megatron="*",
+        fix=fix,
+        requires=(),
+        source="megalint/suppress.py",
+        what=m.what or m.summary,
+        why=m.why,
+        example=m.example or None,
+        use_instead=m.use_instead or None,
+        fix_safety=m.fix_safety or None,
+        sources=(),
+        references=(),
+        rule=None,
+    )
 
 
 def all_rules() -> list[RuleDoc]:
@@ -164,7 +191,8 @@ def rule_page(d: RuleDoc) -> str:
     if d.status != "stable":
         out += [f"> **{d.status.capitalize()}**: this rule is {d.status}.", ""]
     out += [
-        "| | |", "|---|---|",
+        "| | |",
+        "|---|---|",
         f"| Code | `{d.code}` |",
         f"| Name | `{d.name}` |",
         f"| Default severity | {d.severity.value} |",
@@ -188,14 +216,21 @@ def rule_page(d: RuleDoc) -> str:
     else:
         out += [(d.fix_safety or fix_text(d.fix)).strip(), ""]
     if d.rule is not None and d.rule.examples:
-        out += ["## Examples from the rule's tests", "",
-                "Each of these runs through the whole linter in the test suite, at the exact positions given.", ""]
+        out += [
+            "## Examples from the rule's tests",
+            "",
+            "Each of these runs through the whole linter in the test suite, at the exact positions given.",
+            "",
+        ]
         for ex in d.rule.examples:
             if ex.bad:
                 where = ", ".join(_position(e) for e in ex.expect)
-                out += [f"Reported at {where} (line:column, the end excluded).{_example_settings(ex)}"
-                        f"{_note(ex)}", "",
-                        fenced(ex.script), ""]
+                out += [
+                    f"Reported at {where} (line:column, the end excluded).{_example_settings(ex)}{_note(ex)}",
+                    "",
+                    fenced(ex.script),
+                    "",
+                ]
                 if ex.fixed is not None:
                     out += ["After the fix:", "", fenced(ex.fixed), ""]
             else:
@@ -206,10 +241,10 @@ def rule_page(d: RuleDoc) -> str:
     if d.references:
         out += ["## References", ""] + [f"- {r}" for r in d.references] + [""]
     out += [
-        "## Selecting and suppressing", "",
+        "## Selecting and suppressing",
+        "",
         f"- Only this rule: `megalint --select {d.code}`; all but this rule: `megalint --ignore {d.code}`.",
-        f"- In `megalint.toml`: `ignore = [\"{d.name}\"]`, or a severity of your own: "
-        f"`[severity]` `{d.name} = \"info\"`.",
+        f'- In `megalint.toml`: `ignore = ["{d.name}"]`, or a severity of your own: `[severity]` `{d.name} = "info"`.',
         f"- In a script: `# megalint: ignore[{d.code}] -- reason` on the line, or on the line before the command.",
         f"- Online: {rule_url(d.name)}",
         "",
@@ -220,23 +255,37 @@ def rule_page(d: RuleDoc) -> str:
 def rules_table(rules: list[RuleDoc], link_prefix: str = "") -> str:
     rows = ["| Code | Name | Severity | Fix | What it checks |", "|---|---|---|---|---|"]
     for d in rules:
-        fix = {None: "", Applicability.SAFE: "safe", Applicability.UNSAFE: "unsafe",
-               Applicability.DISPLAY_ONLY: "shown"}.get(d.fix, "")
-        rows.append(f"| {d.code} | [{d.name}]({link_prefix}{d.page}) | {d.severity.value} | {fix} | "
-                    f"{md_cell(d.summary)} |")
+        fix = {
+            None: "",
+            Applicability.SAFE: "safe",
+            Applicability.UNSAFE: "unsafe",
+            Applicability.DISPLAY_ONLY: "shown",
+        }.get(d.fix, "")
+        rows.append(
+            f"| {d.code} | [{d.name}]({link_prefix}{d.page}) | {d.severity.value} | {fix} | {md_cell(d.summary)} |"
+        )
     return "\n".join(rows)
 
 
 def example_run(root: Path = ROOT) -> tuple[str, str]:
     """The command and the output of a real megalint run on the example fixture."""
     argv = [EXAMPLE_FIXTURE]
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("GITHUB_", "MEGALINT_")) and k not in ("FORCE_COLOR", "CLICOLOR_FORCE")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("GITHUB_", "MEGALINT_")) and k not in ("FORCE_COLOR", "CLICOLOR_FORCE")
+    }
     env["NO_COLOR"] = "1"
     env["PYTHONPATH"] = str(root) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     # Not a terminal: megalint renders at its default 100 columns.
-    proc = subprocess.run([sys.executable, "-m", "megalint", "--color", "never", *argv], cwd=root, env=env,
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "megalint", "--color", "never", *argv],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     if proc.returncode not in (0, 1) or proc.stderr.strip():
         raise SystemExit(f"gen_docs: megalint {' '.join(argv)} exited {proc.returncode}: {proc.stderr.strip()}")
     return "megalint " + " ".join(argv), proc.stdout.rstrip("\n") + f"\n$ echo $?\n{proc.returncode}"
@@ -254,8 +303,9 @@ def action_io_tables(action_yml: Path) -> str:
     rows = ["| Input | Default | Meaning |", "|---|---|---|"]
     for name, spec in (doc.get("inputs") or {}).items():
         default = spec.get("default", "")
-        rows.append(f"| `{name}` | {f'`{default}`' if default != '' else '(empty)'} | "
-                    f"{md_cell(spec.get('description', ''))} |")
+        rows.append(
+            f"| `{name}` | {f'`{default}`' if default != '' else '(empty)'} | {md_cell(spec.get('description', ''))} |"
+        )
     rows += ["", "| Output | Meaning |", "|---|---|"]
     for name, spec in (doc.get("outputs") or {}).items():
         rows.append(f"| `{name}` | {md_cell(spec.get('description', ''))} |")

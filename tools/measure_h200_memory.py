@@ -20,6 +20,7 @@ Usage:
     python tools/measure_h200_memory.py --emit-configs > configs.json
     python tools/measure_h200_memory.py configs.json > results.jsonl
 """
+
 from __future__ import annotations
 
 import gc
@@ -104,26 +105,44 @@ def run(c: dict, out: dict) -> None:
     model_parallel_cuda_manual_seed(1234)
     recompute = c.get("recompute")
     cfg = TransformerConfig(
-        num_layers=c["layers"], hidden_size=c["hidden"], num_attention_heads=c["heads"],
-        num_query_groups=c.get("groups", c["heads"]), ffn_hidden_size=c["ffn"],
+        num_layers=c["layers"],
+        hidden_size=c["hidden"],
+        num_attention_heads=c["heads"],
+        num_query_groups=c.get("groups", c["heads"]),
+        ffn_hidden_size=c["ffn"],
         kv_channels=c["hidden"] // c["heads"],
-        gated_linear_unit=True, activation_func=F.silu, bias_activation_fusion=True,
-        masked_softmax_fusion=False, attention_softmax_in_fp32=False, bias_dropout_fusion=True,
-        normalization="RMSNorm", add_bias_linear=False, bf16=True, params_dtype=torch.bfloat16,
-        pipeline_dtype=torch.bfloat16, hidden_dropout=0.0, attention_dropout=0.0,
+        gated_linear_unit=True,
+        activation_func=F.silu,
+        bias_activation_fusion=True,
+        masked_softmax_fusion=False,
+        attention_softmax_in_fp32=False,
+        bias_dropout_fusion=True,
+        normalization="RMSNorm",
+        add_bias_linear=False,
+        bf16=True,
+        params_dtype=torch.bfloat16,
+        pipeline_dtype=torch.bfloat16,
+        hidden_dropout=0.0,
+        attention_dropout=0.0,
         recompute_granularity=recompute,
         recompute_method="uniform" if recompute == "full" else None,
         recompute_num_layers=c.get("recompute_layers", 1) if recompute == "full" else None,
     )
     out["phase"] = "init"
-    model = GPTModel(config=cfg, transformer_layer_spec=get_gpt_layer_local_spec(normalization="RMSNorm"),
-                     vocab_size=c["vocab"], max_sequence_length=c["seq"], position_embedding_type="rope",
-                     share_embeddings_and_output_weights=False).cuda()
+    model = GPTModel(
+        config=cfg,
+        transformer_layer_spec=get_gpt_layer_local_spec(normalization="RMSNorm"),
+        vocab_size=c["vocab"],
+        max_sequence_length=c["seq"],
+        position_embedding_type="rope",
+        share_embeddings_and_output_weights=False,
+    ).cuda()
     out["params"] = sum(p.numel() for p in model.parameters())
     ddp_cfg = DistributedDataParallelConfig(grad_reduce_in_fp32=True, use_distributed_optimizer=True)
     model = DistributedDataParallel(config=cfg, ddp_config=ddp_cfg, module=model)
-    opt = get_megatron_optimizer(OptimizerConfig(optimizer="adam", lr=1e-4, bf16=True,
-                                                 use_distributed_optimizer=True), [model])
+    opt = get_megatron_optimizer(
+        OptimizerConfig(optimizer="adam", lr=1e-4, bf16=True, use_distributed_optimizer=True), [model]
+    )
     out["optimizer"] = type(opt).__name__
     out["init_bytes"] = torch.cuda.memory_allocated() - base
     out["init_peak_bytes"] = torch.cuda.max_memory_allocated() - base
@@ -172,19 +191,23 @@ def main() -> None:
     os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
     os.environ.setdefault("MASTER_PORT", "29511")
     global torch, F
-    import torch
-    import torch.nn.functional as F
     # The fused kernels would otherwise be compiled with torch.compile for every new
     # shape; the eager versions save the same tensors for backward.
     import megatron.core.jit as mjit
+    import torch
+    import torch.nn.functional as F
+
     mjit.disable_jit_fuser()
     import megatron.core
+
     torch.distributed.init_process_group("nccl", rank=0, world_size=1)
     from megatron.core import parallel_state
+
     parallel_state.initialize_model_parallel(1, 1)
     configs = json.load(open(sys.argv[1])) if len(sys.argv) > 1 else CONFIGS
     env = {
-        "torch": torch.__version__, "cuda": torch.version.cuda,
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
         "megatron_core": getattr(megatron.core, "__version__", "?"),
         "device": torch.cuda.get_device_name(0),
         "total_memory": torch.cuda.get_device_properties(0).total_memory,
@@ -213,8 +236,19 @@ def main() -> None:
 
 
 def _cfg(name, layers, hidden, ffn, heads, groups, seq, mbs, vocab, recompute=None, recompute_layers=1):
-    return dict(name=name, layers=layers, hidden=hidden, ffn=ffn, heads=heads, groups=groups, seq=seq,
-                mbs=mbs, vocab=vocab, recompute=recompute, recompute_layers=recompute_layers)
+    return dict(
+        name=name,
+        layers=layers,
+        hidden=hidden,
+        ffn=ffn,
+        heads=heads,
+        groups=groups,
+        seq=seq,
+        mbs=mbs,
+        vocab=vocab,
+        recompute=recompute,
+        recompute_layers=recompute_layers,
+    )
 
 
 CONFIGS = [

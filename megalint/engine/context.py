@@ -7,7 +7,8 @@ it) to the reason, so that `megalint explain` can say why a rule was left undeci
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 # Root name -> the fields a rule may read under it, or None when the keys are open (Megatron
 # dests, environment variable names ...). A misspelt field under a closed root is a load error
@@ -18,12 +19,27 @@ ROOTS: dict[str, frozenset[str] | None] = {
     "derived": None,  # data_parallel_size, num_microbatches, ffn_hidden_size ...
     "env": None,  # name -> string, only values known statically
     "env_set": None,  # list of names set, known value or not
-    "launch": frozenset({
-        "launcher", "nnodes", "nproc_per_node", "world_size", "entry", "multi_node",
-    }),
-    "gpu": frozenset({
-        "name", "compute_capability", "memory_bytes", "bf16", "fp8", "fp4", "arch",
-    }),
+    "launch": frozenset(
+        {
+            "launcher",
+            "nnodes",
+            "nproc_per_node",
+            "world_size",
+            "entry",
+            "multi_node",
+        }
+    ),
+    "gpu": frozenset(
+        {
+            "name",
+            "compute_capability",
+            "memory_bytes",
+            "bf16",
+            "fp8",
+            "fp4",
+            "arch",
+        }
+    ),
     "megatron": None,  # the version string, e.g. "0.15" or "HEAD"
     "memory": None,  # the estimate, fields owned by the estimator
     "problems": None,  # list of dicts from binding: {kind, flag, index, suggestions ...}

@@ -8,12 +8,13 @@ is a rule failure, reported separately and never raised.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from megalint.diagnostics import Diagnostic, Edit, Fix, Label
 from megalint.engine.context import has_path, unknown_reason
-from megalint.engine.expressions import Env, EvalFailure, Needs, NeedInputs
+from megalint.engine.expressions import Env, EvalFailure, NeedInputs, Needs
 from megalint.engine.forms import Call
 from megalint.engine.locate import Locator
 from megalint.engine.rule import Rule, RuleSet
@@ -44,7 +45,8 @@ class Undecided:
 
     def to_json(self) -> dict:
         return {
-            "code": self.rule.code, "name": self.rule.name,
+            "code": self.rule.code,
+            "name": self.rule.name,
             "missing": [{"path": m.path, "reason": m.reason} for m in self.missing],
             "condition": self.condition,
         }
@@ -92,8 +94,7 @@ class _Run:
 
     def undecided(self, paths: Iterable[str]) -> None:
         self.outcome(UNDECIDED)
-        self.out.undecided.append(
-            Undecided(self.rule, _missing(self.target.context, paths), self.target.condition))
+        self.out.undecided.append(Undecided(self.rule, _missing(self.target.context, paths), self.target.condition))
 
     def failed(self, message: str) -> None:
         self.outcome(FAILED)
@@ -184,8 +185,7 @@ class _Run:
         edits: list[Edit] = []
         for call in spec.edits:
             try:
-                args = [a.render(self.env, strict=True) if isinstance(a, Template) else a
-                        for a in call.args]
+                args = [a.render(self.env, strict=True) if isinstance(a, Template) else a for a in call.args]
             except (NeedInputs, EvalFailure):
                 return None
             if call.name == "replace_item":
@@ -216,18 +216,25 @@ class _Run:
                 continue
             text = spec.text.render(self.env)
             for s in spans:
-                if s != span and all(l.span != s for l in labels):
+                if s != span and all(lab.span != s for lab in labels):
                     labels.append(Label(s, text))
         return Diagnostic(
-            code=rule.code, name=rule.name, severity=rule.severity,
-            message=rule.message.render(self.env), span=span, labels=tuple(labels),
-            help=self.render(rule.help), fix=self.fix(item), url=rule.url,
+            code=rule.code,
+            name=rule.name,
+            severity=rule.severity,
+            message=rule.message.render(self.env),
+            span=span,
+            labels=tuple(labels),
+            help=self.render(rule.help),
+            fix=self.fix(item),
+            url=rule.url,
             condition=self.target.condition,
         )
 
 
-def evaluate_one(rules: RuleSet | Iterable[Rule], target: Target, out: Evaluation | None = None,
-                 needs: Needs | None = None) -> Evaluation:
+def evaluate_one(
+    rules: RuleSet | Iterable[Rule], target: Target, out: Evaluation | None = None, needs: Needs | None = None
+) -> Evaluation:
     """Decide every rule on one target."""
     out = out if out is not None else Evaluation()
     if needs is None:

@@ -7,7 +7,7 @@ the whole pipeline (with the example's Megatron version, GPU and assumptions), a
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from megalint.diagnostics import Diagnostic
 from megalint.engine.rule import Example, Expected, Rule, RuleSet
@@ -46,19 +46,19 @@ def check_example(example: Example, rule: Rule, diagnostics: Iterable[Diagnostic
     where = f"{rule.code} example {example.index} ({example.origin})"
     if not example.bad:
         for d in own:
-            problems.append(f"{where}: good example reported at "
-                            f"{d.span.start_line}:{d.span.start_col}: {d.message}")
+            problems.append(f"{where}: good example reported at {d.span.start_line}:{d.span.start_col}: {d.message}")
         return problems
     unmatched = list(own)
     for e in example.expect:
         hit = next((d for d in unmatched if _matches(e, d)), None)
         if hit is None:
-            got = ", ".join(f"{d.span.start_line}:{d.span.start_col}-{d.span.end_line}:{d.span.end_col}"
-                            for d in own) or "nothing"
+            got = (
+                ", ".join(f"{d.span.start_line}:{d.span.start_col}-{d.span.end_line}:{d.span.end_col}" for d in own)
+                or "nothing"
+            )
             problems.append(f"{where}: expected a finding at {e}, got {got}")
         else:
             unmatched.remove(hit)
     for d in unmatched:
-        problems.append(f"{where}: unexpected finding at "
-                        f"{d.span.start_line}:{d.span.start_col}: {d.message}")
+        problems.append(f"{where}: unexpected finding at {d.span.start_line}:{d.span.start_col}: {d.message}")
     return problems

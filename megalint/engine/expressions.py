@@ -11,27 +11,54 @@ per value, so handing over all ~900 Megatron arguments per launch would dominate
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import cel
 import cel.stdlib
 
-from megalint.engine.context import MAPPING_ROOTS, ROOTS, lookup, MISSING
+from megalint.engine.context import MAPPING_ROOTS, MISSING, ROOTS, lookup
 
 _STDLIB_EXTENSIONS = ["core", "strings", "math", "sets", "lists"]
 
 # CEL's own functions and macros (cel-spec "List of Standard Definitions").
-_BUILTINS = frozenset({
-    "has", "size", "int", "uint", "double", "string", "bytes", "bool", "type", "dyn",
-    "timestamp", "duration", "contains", "startsWith", "endsWith", "matches",
-    "all", "exists", "exists_one", "map", "filter",
-    "getFullYear", "getMonth", "getDate", "getDayOfMonth", "getDayOfWeek", "getDayOfYear",
-    "getHours", "getMinutes", "getSeconds", "getMilliseconds",
-})
-FUNCTIONS = _BUILTINS | frozenset(
-    name for ext in _STDLIB_EXTENSIONS for name in cel.stdlib.EXTENSIONS[ext]
+_BUILTINS = frozenset(
+    {
+        "has",
+        "size",
+        "int",
+        "uint",
+        "double",
+        "string",
+        "bytes",
+        "bool",
+        "type",
+        "dyn",
+        "timestamp",
+        "duration",
+        "contains",
+        "startsWith",
+        "endsWith",
+        "matches",
+        "all",
+        "exists",
+        "exists_one",
+        "map",
+        "filter",
+        "getFullYear",
+        "getMonth",
+        "getDate",
+        "getDayOfMonth",
+        "getDayOfWeek",
+        "getDayOfYear",
+        "getHours",
+        "getMinutes",
+        "getSeconds",
+        "getMilliseconds",
+    }
 )
+FUNCTIONS = _BUILTINS | frozenset(name for ext in _STDLIB_EXTENSIONS for name in cel.stdlib.EXTENSIONS[ext])
 _NAMESPACES = frozenset(name.split(".")[0] for name in FUNCTIONS if "." in name)
 _MACROS = frozenset({"all", "exists", "exists_one", "map", "filter"})
 _KEYWORDS = frozenset({"true", "false", "null", "in"})
@@ -162,7 +189,7 @@ class Expr:
         # Compiled CEL programs do not pickle; a rule set sent to worker processes recompiles.
         return (_restore, (self.source, self.scan))
 
-    def run(self, env: "Env") -> Any:
+    def run(self, env: Env) -> Any:
         try:
             return self.program.execute(env.cel)
         except KeyError as e:
@@ -174,7 +201,7 @@ class Expr:
         except Exception as e:  # the CEL binding raises TypeError, ValueError, ZeroDivisionError
             raise EvalFailure(f"{type(e).__name__}: {_first_line(str(e))}") from None
 
-    def _missing(self, env: "Env", key: str | None) -> tuple[str, ...]:
+    def _missing(self, env: Env, key: str | None) -> tuple[str, ...]:
         out: list[str] = []
         for ref in self.scan.refs:
             if ref.guarded or ref.root in self.scan.bound:
@@ -220,7 +247,7 @@ def compile_expr(source: str, names: Iterable[str] = ()) -> Expr:
         if m:
             line, col, msg = int(m.group(1)), int(m.group(2)), m.group(3).strip()
             lines = source.split("\n")
-            offset = sum(len(l) + 1 for l in lines[: line - 1]) + col - 1
+            offset = sum(len(ln) + 1 for ln in lines[: line - 1]) + col - 1
             raise ExprError(f"invalid CEL: {msg}", min(offset, len(source))) from None
         raise ExprError(f"invalid CEL: {_first_line(text)}") from None
     sc = scan(source)
@@ -290,9 +317,7 @@ class Env:
 
     def __init__(self, ctx: Mapping[str, Any], needs: Needs | None = None):
         self.ctx = ctx
-        selected = needs.select(ctx) if needs is not None else {
-            k: v for k, v in ctx.items() if k in ROOTS
-        }
+        selected = needs.select(ctx) if needs is not None else {k: v for k, v in ctx.items() if k in ROOTS}
         try:
             self.cel = cel.Context(selected)
         except Exception as e:  # the binding raises TypeError/ValueError on a foreign value

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from megalint.engine.expressions import ExprError
-from megalint.engine.templates import Template, parse_template
+from megalint.engine.templates import parse_template
 
 DEST = "dest"  # a Megatron argument's dest, as in `args.<dest>`
 KEY = "key"  # a launcher quantity or option: nproc_per_node, --master-port
@@ -103,16 +104,16 @@ def _parse_args(text: str, i: int) -> tuple[list[tuple[str, bool, int]], int]:
         raise ExprError("missing ')'" if i >= len(text) else f"unexpected '{text[i]}'", i)
 
 
-def parse_call(text: str, vocabulary: dict[str, tuple[str, ...]], what: str,
-               names: Iterable[str] = ()) -> Call:
+def parse_call(text: str, vocabulary: dict[str, tuple[str, ...]], what: str, names: Iterable[str] = ()) -> Call:
     """Parse one form; `ExprError.offset` is relative to `text`."""
     m = _NAME.match(text)
     if not m:
         raise ExprError(f"cannot read {what} '{text}'", 0)
     name = m.group(1)
     if name not in vocabulary:
-        known = ", ".join(f"{n}({', '.join(k.upper() for k in kinds)})" if kinds else n
-                          for n, kinds in vocabulary.items())
+        known = ", ".join(
+            f"{n}({', '.join(k.upper() for k in kinds)})" if kinds else n for n, kinds in vocabulary.items()
+        )
         raise ExprError(f"unknown {what} '{name}' (known: {known})", m.start(1))
     kinds = vocabulary[name]
     i = m.end()
@@ -130,10 +131,14 @@ def parse_call(text: str, vocabulary: dict[str, tuple[str, ...]], what: str,
         want = f"{len(kinds)} argument{'s' if len(kinds) != 1 else ''}" if kinds else "no arguments"
         raise ExprError(f"{name} takes {want}, got {len(raw_args)}", m.start(1))
     args: list[Any] = []
-    for (value, quoted, off), kind in zip(raw_args, kinds):
+    for (value, quoted, off), kind in zip(raw_args, kinds, strict=False):
         if kind == TEXT:
             try:
-                args.append(parse_template(value, names) if quoted else parse_template(value.replace("{", "{{").replace("}", "}}")))
+                args.append(
+                    parse_template(value, names)
+                    if quoted
+                    else parse_template(value.replace("{", "{{").replace("}", "}}"))
+                )
             except ExprError as e:
                 raise ExprError(e.message, off + (1 if quoted else 0) + e.offset) from None
             continue

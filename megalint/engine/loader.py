@@ -9,17 +9,21 @@ from __future__ import annotations
 import importlib.resources
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from difflib import get_close_matches
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import jsonschema
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError
 from ruamel.yaml.scalarstring import (
-    DoubleQuotedScalarString, FoldedScalarString, LiteralScalarString, SingleQuotedScalarString,
+    DoubleQuotedScalarString,
+    FoldedScalarString,
+    LiteralScalarString,
+    SingleQuotedScalarString,
 )
 
 from megalint.diagnostics import Applicability, Severity
@@ -28,7 +32,14 @@ from megalint.engine.context import ROOTS
 from megalint.engine.expressions import ExprError, compile_expr
 from megalint.engine.forms import EDITS, PLACES, parse_call
 from megalint.engine.rule import (
-    Docs, Example, Expected, FixSpec, ForEach, LabelSpec, Rule, RuleSet,
+    Docs,
+    Example,
+    Expected,
+    FixSpec,
+    ForEach,
+    LabelSpec,
+    Rule,
+    RuleSet,
 )
 from megalint.engine.templates import parse_template
 from megalint.engine.versions import VersionError, VersionRange, parse_version
@@ -174,8 +185,13 @@ def _load_yaml(path: str, text: str) -> Any:
 # Schema errors
 
 _TYPE_NAMES = {
-    "string": "a string", "array": "a list", "object": "a mapping", "integer": "a whole number",
-    "number": "a number", "boolean": "true or false", "null": "empty",
+    "string": "a string",
+    "array": "a list",
+    "object": "a mapping",
+    "integer": "a whole number",
+    "number": "a number",
+    "boolean": "true or false",
+    "null": "empty",
 }
 
 
@@ -227,8 +243,12 @@ def _schema_error(doc: _Doc, err: jsonschema.ValidationError) -> None:
         return
     if v == "enum":
         allowed = ", ".join(str(x) for x in err.validator_value)
-        doc.error(here(), f"{what} must be one of {allowed}, not {node!r}" if not isinstance(node, str)
-                  else f"{what} must be one of {allowed}, not '{node}'")
+        doc.error(
+            here(),
+            f"{what} must be one of {allowed}, not {node!r}"
+            if not isinstance(node, str)
+            else f"{what} must be one of {allowed}, not '{node}'",
+        )
         return
     if v == "type":
         want = err.validator_value
@@ -304,8 +324,11 @@ class _RuleBuilder:
         text = str(container[index])
 
         def pos(offset):
-            return (self.doc.item_pos(container, index, offset) if isinstance(container, CommentedSeq)
-                    else self.doc.value_pos(container, index, offset))
+            return (
+                self.doc.item_pos(container, index, offset)
+                if isinstance(container, CommentedSeq)
+                else self.doc.value_pos(container, index, offset)
+            )
 
         try:
             call = parse_call(text, vocabulary, what, names)
@@ -313,8 +336,9 @@ class _RuleBuilder:
             self.fail(pos(e.offset), f"{label}: {e.message}")
             return None
         if call.name in ("item", "replace_item") and not names:
-            self.fail(pos(None), f"{label}: {call.name} works on the current element of for_each, "
-                                 "and this rule has none")
+            self.fail(
+                pos(None), f"{label}: {call.name} works on the current element of for_each, and this rule has none"
+            )
             return None
         return call
 
@@ -356,7 +380,7 @@ class _RuleBuilder:
             at_calls.append(self.call(m, "at", places, "place", "at", names))
 
         labels = []
-        for i, lab in enumerate(m.get("labels", [])):
+        for lab in m.get("labels", []):
             call = self.call(lab, "at", places, "place", "labels.at", names)
             text = self.template(lab, "text", names, "labels.text")
             if call is not None and text is not None:
@@ -366,8 +390,7 @@ class _RuleBuilder:
         if "fix" in m:
             f = m["fix"]
             fmsg = self.template(f, "message", names, "fix.message")
-            edits = [self.call(f["edits"], i, EDITS, "edit", "fix.edits", names)
-                     for i in range(len(f["edits"]))]
+            edits = [self.call(f["edits"], i, EDITS, "edit", "fix.edits", names) for i in range(len(f["edits"]))]
             if fmsg is not None and all(e is not None for e in edits):
                 fix = FixSpec(fmsg, Applicability(str(f["applicability"])), tuple(edits))
 
@@ -375,8 +398,10 @@ class _RuleBuilder:
         if "fix" in m and "fix_safety" not in d:
             self.fail(doc.key_pos(m, "docs"), "docs: fix_safety is required when the rule has a fix")
         docs = Docs(
-            what=str(d["what"]), why=str(d["why"]),
-            example=_opt(d, "example"), use_instead=_opt(d, "use_instead"),
+            what=str(d["what"]),
+            why=str(d["why"]),
+            example=_opt(d, "example"),
+            use_instead=_opt(d, "use_instead"),
             fix_safety=_opt(d, "fix_safety"),
             sources=tuple(str(s) for s in d.get("sources", [])),
             references=tuple(str(s) for s in d.get("references", [])),
@@ -386,11 +411,22 @@ class _RuleBuilder:
         if not self.ok:
             return None
         return Rule(
-            code=str(m["code"]), name=str(m["name"]), severity=Severity(str(m["severity"])),
-            category=str(m["category"]), status=str(m.get("status", "stable")),
-            megatron=megatron, requires=requires, when=when, for_each=for_each,
-            message=message, at=tuple(at_calls), labels=tuple(labels), help=help_, fix=fix,
-            docs=docs, examples=tuple(examples),
+            code=str(m["code"]),
+            name=str(m["name"]),
+            severity=Severity(str(m["severity"])),
+            category=str(m["category"]),
+            status=str(m.get("status", "stable")),
+            megatron=megatron,
+            requires=requires,
+            when=when,
+            for_each=for_each,
+            message=message,
+            at=tuple(at_calls),
+            labels=tuple(labels),
+            help=help_,
+            fix=fix,
+            docs=docs,
+            examples=tuple(examples),
             origin=f"{doc.path}:{doc.node_pos(m)[0]}:{doc.node_pos(m)[1]}",
         )
 
@@ -403,16 +439,20 @@ class _RuleBuilder:
             pos = doc.node_pos(ex)
             kinds = [k for k in ("bad", "good") if k in ex]
             if len(kinds) != 1:
-                self.fail(pos, "examples: an example has either bad or good, not both" if kinds
-                          else "examples: an example needs bad (a script the rule reports) "
-                               "or good (one it accepts)")
+                self.fail(
+                    pos,
+                    "examples: an example has either bad or good, not both"
+                    if kinds
+                    else "examples: an example needs bad (a script the rule reports) or good (one it accepts)",
+                )
                 continue
             kind = kinds[0]
             script = str(ex[kind])
             expect = []
-            for j, e in enumerate(ex.get("expect", [])):
-                expect.append(Expected(int(e["line"]), int(e["column"]),
-                                       _int(e.get("end_line")), _int(e.get("end_column"))))
+            for e in ex.get("expect", []):
+                expect.append(
+                    Expected(int(e["line"]), int(e["column"]), _int(e.get("end_line")), _int(e.get("end_column")))
+                )
                 problem = _outside(script, expect[-1])
                 if problem:
                     self.fail(doc.node_pos(e), f"examples: expect {expect[-1]} {problem}")
@@ -431,12 +471,20 @@ class _RuleBuilder:
                     parse_version(str(ex["megatron"]))
                 except VersionError as err:
                     self.fail(doc.value_pos(ex, "megatron"), f"examples: {err}")
-            out.append(Example(
-                kind=kind, script=script, expect=tuple(expect), index=i,
-                origin=f"{doc.path}:{pos[0]}:{pos[1]}",
-                fixed=_opt(ex, "fixed"), megatron=_opt(ex, "megatron"), gpu=_opt(ex, "gpu"),
-                assume={str(k): v for k, v in ex.get("assume", {}).items()}, note=_opt(ex, "note"),
-            ))
+            out.append(
+                Example(
+                    kind=kind,
+                    script=script,
+                    expect=tuple(expect),
+                    index=i,
+                    origin=f"{doc.path}:{pos[0]}:{pos[1]}",
+                    fixed=_opt(ex, "fixed"),
+                    megatron=_opt(ex, "megatron"),
+                    gpu=_opt(ex, "gpu"),
+                    assume={str(k): v for k, v in ex.get("assume", {}).items()},
+                    note=_opt(ex, "note"),
+                )
+            )
         if not any_bad and self.ok:
             self.fail(doc.key_pos(m, "examples"), "examples: a rule needs at least one bad example")
         return out
@@ -573,12 +621,18 @@ def _build(sources: list[tuple[str, str]], errors: list[RuleError]) -> RuleSet:
         for rule, code_pos, name_pos in keys:
             dup = False
             if rule.code in seen_code:
-                errors.append(RuleError(path, *code_pos,
-                                        f"duplicate rule code {rule.code} (also defined at {seen_code[rule.code]})"))
+                errors.append(
+                    RuleError(
+                        path, *code_pos, f"duplicate rule code {rule.code} (also defined at {seen_code[rule.code]})"
+                    )
+                )
                 dup = True
             if rule.name in seen_name:
-                errors.append(RuleError(path, *name_pos,
-                                        f"duplicate rule name {rule.name} (also defined at {seen_name[rule.name]})"))
+                errors.append(
+                    RuleError(
+                        path, *name_pos, f"duplicate rule name {rule.name} (also defined at {seen_name[rule.name]})"
+                    )
+                )
                 dup = True
             if not dup:
                 seen_code[rule.code] = f"{path}:{code_pos[0]}:{code_pos[1]}"

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 from megalint.diagnostics import Applicability, Severity
 from megalint.engine.expressions import Expr, Needs
@@ -30,8 +31,10 @@ class Expected:
     def __str__(self) -> str:
         end = ""
         if self.end_line is not None or self.end_column is not None:
-            end = f"-{self.end_line if self.end_line is not None else '?'}:" \
-                  f"{self.end_column if self.end_column is not None else '?'}"
+            end = (
+                f"-{self.end_line if self.end_line is not None else '?'}:"
+                f"{self.end_column if self.end_column is not None else '?'}"
+            )
         return f"{self.line}:{self.column}{end}"
 
 
@@ -121,7 +124,7 @@ class Rule:
         if self.for_each:
             yield self.for_each.source, ()
         yield self.when, bound
-        templates = [self.message, self.help, *(l.text for l in self.labels)]
+        templates = [self.message, self.help, *(lab.text for lab in self.labels)]
         if self.fix:
             templates.append(self.fix.message)
             for call in self.fix.edits:
@@ -143,14 +146,20 @@ class Rule:
             "requires": list(self.requires),
             "when": self.when.source,
             "message": self.message.source,
-            "fix": None if self.fix is None else {
+            "fix": None
+            if self.fix is None
+            else {
                 "message": self.fix.message.source,
                 "applicability": self.fix.applicability.value,
             },
             "docs": {
-                "what": self.docs.what, "why": self.docs.why, "example": self.docs.example,
-                "use_instead": self.docs.use_instead, "fix_safety": self.docs.fix_safety,
-                "sources": list(self.docs.sources), "references": list(self.docs.references),
+                "what": self.docs.what,
+                "why": self.docs.why,
+                "example": self.docs.example,
+                "use_instead": self.docs.use_instead,
+                "fix_safety": self.docs.fix_safety,
+                "sources": list(self.docs.sources),
+                "references": list(self.docs.references),
             },
             "url": self.url,
             "origin": self.origin,
@@ -189,6 +198,6 @@ class RuleSet:
         """A rule by code (ML101) or name (tp-divides-heads)."""
         return self._by_key.get(key)
 
-    def subset(self, keys) -> "RuleSet":
+    def subset(self, keys) -> RuleSet:
         wanted = set(keys)
         return RuleSet([r for r in self.rules if r.code in wanted or r.name in wanted])

@@ -13,8 +13,9 @@ import json
 import math
 import re
 import shlex
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from megalint.engine.expressions import Env, EvalFailure, Expr, ExprError, NeedInputs, compile_expr
 

@@ -42,7 +42,7 @@ class VersionRange:
     clauses: tuple[tuple[str, tuple], ...]  # () means any version
 
     @classmethod
-    def parse(cls, text: str) -> "VersionRange":
+    def parse(cls, text: str) -> VersionRange:
         t = str(text).strip()
         if t in ("*", ""):
             return cls("*", ())
@@ -50,9 +50,7 @@ class VersionRange:
         for part in t.split(","):
             m = _COMPARATOR.match(part)
             if not m:
-                raise VersionError(
-                    f"'{part.strip()}' is not a version comparison (like >=0.13, <0.16 or ==0.15)"
-                )
+                raise VersionError(f"'{part.strip()}' is not a version comparison (like >=0.13, <0.16 or ==0.15)")
             clauses.append((m.group(1), parse_version(m.group(2))))
         return cls(t, tuple(clauses))
 
@@ -64,8 +62,12 @@ class VersionRange:
         key = parse_version(version)
         for op, bound in self.clauses:
             ok = {
-                ">=": key >= bound, "<=": key <= bound, ">": key > bound,
-                "<": key < bound, "==": key == bound, "!=": key != bound,
+                ">=": key >= bound,
+                "<=": key <= bound,
+                ">": key > bound,
+                "<": key < bound,
+                "==": key == bound,
+                "!=": key != bound,
             }[op]
             if not ok:
                 return False

@@ -15,7 +15,10 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import (
-    DoubleQuotedScalarString, FoldedScalarString, LiteralScalarString, SingleQuotedScalarString,
+    DoubleQuotedScalarString,
+    FoldedScalarString,
+    LiteralScalarString,
+    SingleQuotedScalarString,
 )
 
 try:
@@ -27,8 +30,10 @@ except (ImportError, AttributeError):  # no PyYAML, or PyYAML built without liby
     _CLOADER = None
 
 _STYLES = {
-    '"': DoubleQuotedScalarString, "'": SingleQuotedScalarString,
-    "|": LiteralScalarString, ">": FoldedScalarString,
+    '"': DoubleQuotedScalarString,
+    "'": SingleQuotedScalarString,
+    "|": LiteralScalarString,
+    ">": FoldedScalarString,
 }
 
 
@@ -89,10 +94,15 @@ class _Converter:
                 if key in out:
                     raise _Fallback  # ruamel reports duplicate keys with its own message
                 out[key] = self.convert(vnode)
-                out._yaml_set_kv_line_col(key, [
-                    knode.start_mark.line, knode.start_mark.column,
-                    vnode.start_mark.line, vnode.start_mark.column,
-                ])
+                out._yaml_set_kv_line_col(
+                    key,
+                    [
+                        knode.start_mark.line,
+                        knode.start_mark.column,
+                        vnode.start_mark.line,
+                        vnode.start_mark.column,
+                    ],
+                )
             return out
         if isinstance(node, _pyyaml.SequenceNode):
             seq = CommentedSeq()

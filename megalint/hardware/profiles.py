@@ -22,17 +22,24 @@ Ascend NPUs (Atlas, 910B) are not GPUs and are never detected.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields, replace
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterable, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 from megalint.source import Span
 
 __all__ = [
-    "Detection", "GpuHint", "GpuProfile", "HINT_KINDS", "detect_gpu", "find_gpu",
-    "load_profiles", "mentions",
+    "Detection",
+    "GpuHint",
+    "GpuProfile",
+    "HINT_KINDS",
+    "detect_gpu",
+    "find_gpu",
+    "load_profiles",
+    "mentions",
 ]
 
 _SOURCE_RANK = {"inferred": 0, "seen": 1, "measured": 2}
@@ -99,10 +106,8 @@ class GpuHint(NamedTuple):
     span: Span | None = None
 
 
-HINT_KINDS = ("sbatch-constraint", "sbatch-gres", "pbs", "sbatch-partition", "value", "path",
-              "comment")
-_TIER = {"sbatch-constraint": 0, "sbatch-gres": 0, "pbs": 0, "sbatch-partition": 1,
-         "value": 2, "path": 2, "comment": 3}
+HINT_KINDS = ("sbatch-constraint", "sbatch-gres", "pbs", "sbatch-partition", "value", "path", "comment")
+_TIER = {"sbatch-constraint": 0, "sbatch-gres": 0, "pbs": 0, "sbatch-partition": 1, "value": 2, "path": 2, "comment": 3}
 
 
 @dataclass(frozen=True)
@@ -146,30 +151,52 @@ def _gpu_from_yaml(item: dict, where: str) -> GpuProfile:
     fp8 = item.get("fp8")
     condition = None
     if fp8 == "ada":
-        fp8, condition = True, "on Ada (sm_89) Transformer Engine needs CUDA >= 12.1 and " \
-                               "cuBLASLt >= 12.1.3"
+        fp8, condition = True, "on Ada (sm_89) Transformer Engine needs CUDA >= 12.1 and cuBLASLt >= 12.1.3"
     elif fp8 == "fnuz":
         fp8, condition = True, "ROCm FNUZ formats (float8_e4m3fnuz / float8_e5m2fnuz)"
     fa = item.get("flash_attention")
     return GpuProfile(
-        id=str(item["id"]), name=str(item["name"]), kind=item.get("kind", "gpu"),
-        vendor=item.get("vendor"), architecture=item.get("architecture"),
-        compute_capability=_cc(item.get("compute_capability"), where), gfx=item.get("gfx"),
-        memory_bytes=item.get("memory_bytes"), memory_source=item.get("memory_source"),
+        id=str(item["id"]),
+        name=str(item["name"]),
+        kind=item.get("kind", "gpu"),
+        vendor=item.get("vendor"),
+        architecture=item.get("architecture"),
+        compute_capability=_cc(item.get("compute_capability"), where),
+        gfx=item.get("gfx"),
+        memory_bytes=item.get("memory_bytes"),
+        memory_source=item.get("memory_source"),
         smi_memory_bytes=item.get("smi_memory_bytes"),
         nominal_memory_gb=item.get("nominal_memory_gb"),
-        bf16=item.get("bf16"), fp8=fp8, fp8_condition=condition,
-        fp8_block_scaling=item.get("fp8_block_scaling"), mxfp8=item.get("mxfp8"),
-        nvfp4=item.get("nvfp4"), flash_attention=None if fa is None else tuple(fa),
+        bf16=item.get("bf16"),
+        fp8=fp8,
+        fp8_condition=condition,
+        fp8_block_scaling=item.get("fp8_block_scaling"),
+        mxfp8=item.get("mxfp8"),
+        nvfp4=item.get("nvfp4"),
+        flash_attention=None if fa is None else tuple(fa),
         nvlink_gb_s=item.get("nvlink_gb_s"),
         aliases=tuple(str(a) for a in item.get("aliases") or ()),
         variants=tuple(item.get("variants") or ()),
     )
 
 
-_SHARED = ("vendor", "architecture", "compute_capability", "gfx", "memory_bytes",
-           "smi_memory_bytes", "nominal_memory_gb", "bf16", "fp8", "fp8_condition",
-           "fp8_block_scaling", "mxfp8", "nvfp4", "flash_attention", "nvlink_gb_s")
+_SHARED = (
+    "vendor",
+    "architecture",
+    "compute_capability",
+    "gfx",
+    "memory_bytes",
+    "smi_memory_bytes",
+    "nominal_memory_gb",
+    "bf16",
+    "fp8",
+    "fp8_condition",
+    "fp8_block_scaling",
+    "mxfp8",
+    "nvfp4",
+    "flash_attention",
+    "nvlink_gb_s",
+)
 
 
 def _complete_family(fam: GpuProfile, by_id: dict[str, GpuProfile]) -> GpuProfile:
@@ -179,8 +206,7 @@ def _complete_family(fam: GpuProfile, by_id: dict[str, GpuProfile]) -> GpuProfil
         vals = {getattr(m, name) for m in members}
         values[name] = vals.pop() if len(vals) == 1 else None
     if values["memory_bytes"] is not None:
-        values["memory_source"] = min((m.memory_source for m in members),
-                                      key=lambda s: _SOURCE_RANK.get(s or "", -1))
+        values["memory_source"] = min((m.memory_source for m in members), key=lambda s: _SOURCE_RANK.get(s or "", -1))
     mems = [m.memory_bytes for m in members]
     rng = (min(mems), max(mems)) if all(m is not None for m in mems) else None  # type: ignore
     return replace(fam, memory_range=rng, **values)
@@ -225,12 +251,10 @@ def _read_yaml(text: str) -> Any:
     return YAML(typ="safe").load(text)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _shipped() -> _Profiles:
     text = resources.files("megalint.data").joinpath("gpus.yaml").read_text(encoding="utf-8")
     return _build(_read_yaml(text)["gpus"], "megalint/data/gpus.yaml")
-
-
 
 
 def load_profiles(path: str | Path | None = None) -> list[GpuProfile]:
@@ -270,7 +294,7 @@ def _parts(text: str) -> list[tuple[str, int, int]]:
         part, start = m.group(0).lower(), m.start()
         c = _COUNT.match(part)
         if c:
-            part, start = part[c.end():], start + c.end()
+            part, start = part[c.end() :], start + c.end()
         out.append((part, start, m.end()))
     return out
 
@@ -294,12 +318,12 @@ def _refine(profile: GpuProfile, mem: set[int], form: set[str], db: _Profiles) -
         return profile
     leaves = [db.by_id[v] for v in profile.variants]
     if mem:
-        kept = [p for p in leaves if p.nominal_memory_gb is not None and any(
-            abs(p.nominal_memory_gb - m) <= 2 for m in mem)]
+        kept = [
+            p for p in leaves if p.nominal_memory_gb is not None and any(abs(p.nominal_memory_gb - m) <= 2 for m in mem)
+        ]
         leaves = kept or leaves
     if form:
-        kept = [p for p in leaves if any(f in _norm(" ".join((p.id, p.name, *p.aliases)))
-                                         for f in form)]
+        kept = [p for p in leaves if any(f in _norm(" ".join((p.id, p.name, *p.aliases))) for f in form)]
         leaves = kept or leaves
     ids = frozenset(p.id for p in leaves)
     if len(ids) == 1:
@@ -344,7 +368,7 @@ def find_gpu(name: str) -> GpuProfile | None:
     key = _norm(name)
     if not key:
         return None
-    for cand in (key, *(key[len(p):] for p in _PREFIXES if key.startswith(p))):
+    for cand in (key, *(key[len(p) :] for p in _PREFIXES if key.startswith(p))):
         if cand in db.index:
             return db.by_id[db.index[cand]]
     found = _scan(name, db)
@@ -378,10 +402,20 @@ def _hint_texts(hint: GpuHint) -> list[tuple[str, int]]:
 def _sub_span(span: Span | None, text: str, start: int, end: int) -> Span | None:
     if span is None:
         return None
-    if span.start_line == span.end_line and span.end - span.start == len(text) \
-            and span.end_col - span.start_col == len(text):
-        return Span(span.path, span.start_line, span.start_col + start, span.end_line,
-                    span.start_col + end, span.start + start, span.start + end)
+    if (
+        span.start_line == span.end_line
+        and span.end - span.start == len(text)
+        and span.end_col - span.start_col == len(text)
+    ):
+        return Span(
+            span.path,
+            span.start_line,
+            span.start_col + start,
+            span.end_line,
+            span.start_col + end,
+            span.start + start,
+            span.start + end,
+        )
     return span
 
 
@@ -409,8 +443,7 @@ def detect_gpu(hints: Iterable[GpuHint | tuple]) -> Detection | None:
         per_hint: list[tuple[GpuProfile, Span | None]] = []
         for text, offset in _hint_texts(hint):
             for m in _scan(text, db):
-                per_hint.append((m.profile, _sub_span(hint.span, hint.text, offset + m.start,
-                                                      offset + m.end)))
+                per_hint.append((m.profile, _sub_span(hint.span, hint.text, offset + m.start, offset + m.end)))
         for profile, span in per_hint:
             found.append((_TIER[hint.kind], hint, profile, span))
     if not found:
@@ -426,13 +459,11 @@ def detect_gpu(hints: Iterable[GpuHint | tuple]) -> Detection | None:
     if db.leaves(specific[1]) != common:
         # e.g. "a100-40gb" and "a100-sxm4-40gb" nest, but "a100-pcie" and "a100-80gb" overlap
         # only partly: take the family of the intersection when there is one.
-        target = next((p for p in db.by_id.values()
-                       if db.leaves(p) == common), None)
+        target = next((p for p in db.by_id.values() if db.leaves(p) == common), None)
         if target is None:
             return None
         specific = (specific[0], target, specific[2])
     hint, profile, span = specific
     agreeing = tuple(dict.fromkeys(h for h, _, _ in chosen if h is not hint))
-    ignored = tuple(dict.fromkeys((h, p.id) for t, h, p, _ in found
-                                  if t > best_tier and not (db.leaves(p) & common)))
+    ignored = tuple(dict.fromkeys((h, p.id) for t, h, p, _ in found if t > best_tier and not (db.leaves(p) & common)))
     return Detection(profile, span, _describe(hint), hint, agreeing, ignored)

@@ -16,43 +16,191 @@ from megalint.shell.values import Unknown, Word
 
 ENTRY_RE = re.compile(
     r"(^|/)(pretrain_[A-Za-z0-9_]*\.py|posttrain_[A-Za-z0-9_]*\.py|finetune[A-Za-z0-9_]*\.py|train_rl\.py|"
-    r"tasks/main\.py|main\.py)$")
-MEGATRON_HINT_FLAGS = frozenset({
-    "--tensor-model-parallel-size", "--pipeline-model-parallel-size", "--num-layers", "--hidden-size",
-    "--micro-batch-size", "--global-batch-size", "--num-attention-heads", "--seq-length",
-    "--context-parallel-size", "--expert-model-parallel-size", "--train-iters",
-})
+    r"tasks/main\.py|main\.py)$"
+)
+MEGATRON_HINT_FLAGS = frozenset(
+    {
+        "--tensor-model-parallel-size",
+        "--pipeline-model-parallel-size",
+        "--num-layers",
+        "--hidden-size",
+        "--micro-batch-size",
+        "--global-batch-size",
+        "--num-attention-heads",
+        "--seq-length",
+        "--context-parallel-size",
+        "--expert-model-parallel-size",
+        "--train-iters",
+    }
+)
 
 _PY = re.compile(r"^python(\d+(\.\d+)?)?$")
 _WRAPPERS_NO_ARGS = {"nohup", "time", "exec", "command", "builtin"}
 # Options of each launcher that take a separate value (`--opt value`); the rest are switches.
 _TORCHRUN_VALUE = {
-    "--nproc_per_node", "--nproc-per-node", "--nnodes", "--node_rank", "--node-rank", "--master_addr",
-    "--master-addr", "--master_port", "--master-port", "--rdzv_backend", "--rdzv-backend", "--rdzv_endpoint",
-    "--rdzv-endpoint", "--rdzv_id", "--rdzv-id", "--rdzv_conf", "--rdzv-conf", "--max_restarts",
-    "--max-restarts", "--monitor_interval", "--monitor-interval", "--start_method", "--start-method",
-    "--role", "--log_dir", "--log-dir", "--redirects", "-r", "--tee", "-t", "--local_addr", "--local-addr",
-    "--logs_specs", "--logs-specs", "--local-ranks-filter", "--local_ranks_filter", "--event-log-handler",
-    "--numa-binding", "--numa_binding", "--signals-to-handle", "--duplicate-stdout-filters",
-    "--duplicate-stderr-filters", "--virtual-local-rank",
+    "--nproc_per_node",
+    "--nproc-per-node",
+    "--nnodes",
+    "--node_rank",
+    "--node-rank",
+    "--master_addr",
+    "--master-addr",
+    "--master_port",
+    "--master-port",
+    "--rdzv_backend",
+    "--rdzv-backend",
+    "--rdzv_endpoint",
+    "--rdzv-endpoint",
+    "--rdzv_id",
+    "--rdzv-id",
+    "--rdzv_conf",
+    "--rdzv-conf",
+    "--max_restarts",
+    "--max-restarts",
+    "--monitor_interval",
+    "--monitor-interval",
+    "--start_method",
+    "--start-method",
+    "--role",
+    "--log_dir",
+    "--log-dir",
+    "--redirects",
+    "-r",
+    "--tee",
+    "-t",
+    "--local_addr",
+    "--local-addr",
+    "--logs_specs",
+    "--logs-specs",
+    "--local-ranks-filter",
+    "--local_ranks_filter",
+    "--event-log-handler",
+    "--numa-binding",
+    "--numa_binding",
+    "--signals-to-handle",
+    "--duplicate-stdout-filters",
+    "--duplicate-stderr-filters",
+    "--virtual-local-rank",
 }
 _SRUN_VALUE = {
-    "-N", "--nodes", "-n", "--ntasks", "--ntasks-per-node", "--gpus-per-node", "--gres", "-c",
-    "--cpus-per-task", "--container-image", "--container-mounts", "--container-workdir", "--container-name",
-    "-o", "--output", "-e", "--error", "-J", "--job-name", "-p", "--partition", "--mpi", "--export",
-    "-w", "--nodelist", "-x", "--exclude", "--mem", "--mem-per-gpu", "--mem-per-cpu", "-t", "--time",
-    "--cpu-bind", "--gpus", "-G", "--gpus-per-task", "--ntasks-per-gpu", "-A", "--account", "-q", "--qos",
-    "--distribution", "-m", "--jobid", "--overlap-limit", "--network", "-C", "--constraint", "--chdir", "-D",
-    "--gpu-bind", "--threads-per-core", "--hint", "--reservation", "--container-env", "--environment",
+    "-N",
+    "--nodes",
+    "-n",
+    "--ntasks",
+    "--ntasks-per-node",
+    "--gpus-per-node",
+    "--gres",
+    "-c",
+    "--cpus-per-task",
+    "--container-image",
+    "--container-mounts",
+    "--container-workdir",
+    "--container-name",
+    "-o",
+    "--output",
+    "-e",
+    "--error",
+    "-J",
+    "--job-name",
+    "-p",
+    "--partition",
+    "--mpi",
+    "--export",
+    "-w",
+    "--nodelist",
+    "-x",
+    "--exclude",
+    "--mem",
+    "--mem-per-gpu",
+    "--mem-per-cpu",
+    "-t",
+    "--time",
+    "--cpu-bind",
+    "--gpus",
+    "-G",
+    "--gpus-per-task",
+    "--ntasks-per-gpu",
+    "-A",
+    "--account",
+    "-q",
+    "--qos",
+    "--distribution",
+    "-m",
+    "--jobid",
+    "--overlap-limit",
+    "--network",
+    "-C",
+    "--constraint",
+    "--chdir",
+    "-D",
+    "--gpu-bind",
+    "--threads-per-core",
+    "--hint",
+    "--reservation",
+    "--container-env",
+    "--environment",
 }
-_DEEPSPEED_VALUE = {"--num_gpus", "--num-gpus", "--num_nodes", "--num-nodes", "--hostfile", "-H", "--master_port",
-                    "--master_addr", "--include", "-i", "--exclude", "-e", "--launcher", "--launcher_args",
-                    "--node_rank", "--ssh_port", "--module", "--bind_core_list", "--elastic_training"}
-_MPI_VALUE = {"-np", "-n", "-c", "--np", "-N", "-npernode", "--npernode", "--map-by", "-map-by", "-x",
-              "--hostfile", "-hostfile", "-H", "--host", "-host", "--bind-to", "-bind-to", "-ppn", "--ppn",
-              "-wdir", "--wdir", "-f", "-env", "--env", "-genv", "--rankfile", "-rf", "--prefix", "-hosts",
-              "--oversubscribe-limit", "-machinefile", "--machinefile", "-ranks-per-node", "--cpus-per-rank",
-              "-mca", "--mca", "-gmca", "--gmca"}
+_DEEPSPEED_VALUE = {
+    "--num_gpus",
+    "--num-gpus",
+    "--num_nodes",
+    "--num-nodes",
+    "--hostfile",
+    "-H",
+    "--master_port",
+    "--master_addr",
+    "--include",
+    "-i",
+    "--exclude",
+    "-e",
+    "--launcher",
+    "--launcher_args",
+    "--node_rank",
+    "--ssh_port",
+    "--module",
+    "--bind_core_list",
+    "--elastic_training",
+}
+_MPI_VALUE = {
+    "-np",
+    "-n",
+    "-c",
+    "--np",
+    "-N",
+    "-npernode",
+    "--npernode",
+    "--map-by",
+    "-map-by",
+    "-x",
+    "--hostfile",
+    "-hostfile",
+    "-H",
+    "--host",
+    "-host",
+    "--bind-to",
+    "-bind-to",
+    "-ppn",
+    "--ppn",
+    "-wdir",
+    "--wdir",
+    "-f",
+    "-env",
+    "--env",
+    "-genv",
+    "--rankfile",
+    "-rf",
+    "--prefix",
+    "-hosts",
+    "--oversubscribe-limit",
+    "-machinefile",
+    "--machinefile",
+    "-ranks-per-node",
+    "--cpus-per-rank",
+    "-mca",
+    "--mca",
+    "-gmca",
+    "--gmca",
+}
 _MPI_TWO_VALUES = {"-mca", "--mca", "-gmca", "--gmca", "-genv", "-env"}
 _PY_VALUE = {"-W", "-X", "-c"}
 
@@ -126,8 +274,15 @@ def _value_part(word: Word, start: int) -> Word:
         if cut and site is not None and site.end - site.start == n and site.start_line == site.end_line:
             from megalint.source import Span
 
-            site = Span(site.path, site.start_line, site.start_col + cut, site.end_line, site.end_col,
-                        site.start + cut, site.end)
+            site = Span(
+                site.path,
+                site.start_line,
+                site.start_col + cut,
+                site.end_line,
+                site.end_col,
+                site.start + cut,
+                site.end,
+            )
         out.append(Segment(seg.text[cut:], site, seg.origin, seg.unknown, seg.via, seg.assumed))
         pos += n
     return Word(tuple(out))
@@ -142,8 +297,12 @@ def _int_quantity(word: Word | None, how: str, default: int | None = None, *, no
     if t is None:
         return Quantity(None, how, (word,), word.unknown)
     if node_count_like and word.assumed:
-        return Quantity(None, how, (word,), Unknown(
-            f"{how} is {t} only through {word.assumed}: a multi-node job's environment sets it", word.span))
+        return Quantity(
+            None,
+            how,
+            (word,),
+            Unknown(f"{how} is {t} only through {word.assumed}: a multi-node job's environment sets it", word.span),
+        )
     m = re.fullmatch(r"\s*(\d+)\s*", t)
     if m:
         return Quantity(int(m.group(1)), how, (word,))
@@ -161,7 +320,9 @@ def _header_quantity(headers: list[SchedulerHeader], what: str) -> Quantity | No
         if got is None:
             return None
         n, h = got
-        return Quantity(n, f"#{'SBATCH' if h.scheduler == 'slurm' else 'PBS'} {h.key}", (Word((Segment(h.value, h.span),)),))
+        return Quantity(
+            n, f"#{'SBATCH' if h.scheduler == 'slurm' else 'PBS'} {h.key}", (Word((Segment(h.value, h.span),)),)
+        )
     if what == "gpus":
         got = gpus_per_node(headers)
         if got is None:
@@ -217,7 +378,9 @@ def _strip_wrappers(words: list[Word], i: int) -> int:
                 i += 1
         elif t in ("singularity", "apptainer") and i + 1 < len(words) and _t(words[i + 1]) in ("exec", "run"):
             i += 2
-            opts, i, _ = _options(words, i, {"-B", "--bind", "--env", "--home", "-H", "--pwd", "-W", "--workdir", "--overlay"})
+            opts, i, _ = _options(
+                words, i, {"-B", "--bind", "--env", "--home", "-H", "--pwd", "-W", "--workdir", "--overlay"}
+            )
             i += 1  # the image
         else:
             return i
@@ -247,7 +410,7 @@ def _python_entry(words, i, found: _Found) -> bool:
             mod = _t(words[j + 1])
             if mod in ("torch.distributed.run", "torch.distributed.launch"):
                 found.launcher = mod
-                return _torchrun(words, j + 2, found, words[i:j + 2])
+                return _torchrun(words, j + 2, found, words[i : j + 2])
             found.entry = words[j + 1]
             found.entry_index = j + 1
             return True
@@ -268,8 +431,12 @@ def _torchrun(words, i, found: _Found, head) -> bool:
     found.launcher_words = list(head) + words[i:j]
     nproc_w = opts.get("--nproc_per_node", opts.get("--nproc-per-node"))
     if nproc_w is not None and _t(nproc_w) in ("gpu", "auto"):
-        found.nproc = Quantity(None, "torchrun --nproc-per-node", (nproc_w,),
-                               Unknown(f"--nproc-per-node {_t(nproc_w)} uses every GPU of the node", nproc_w.span))
+        found.nproc = Quantity(
+            None,
+            "torchrun --nproc-per-node",
+            (nproc_w,),
+            Unknown(f"--nproc-per-node {_t(nproc_w)} uses every GPU of the node", nproc_w.span),
+        )
     else:
         found.nproc = _int_quantity(nproc_w, "torchrun --nproc-per-node", 1)
     if "--standalone" in opts:
@@ -322,15 +489,20 @@ def _deepspeed(words, i, found: _Found) -> bool:
     found.launcher = "deepspeed"
     found.launcher_words = words[i:j]
     g = opts.get("--num_gpus", opts.get("--num-gpus"))
-    found.nproc = _int_quantity(g, "deepspeed --num_gpus") if g is not None else Quantity(
-        None, "deepspeed", (), Unknown("deepspeed without --num_gpus uses every GPU of the node"))
+    found.nproc = (
+        _int_quantity(g, "deepspeed --num_gpus")
+        if g is not None
+        else Quantity(None, "deepspeed", (), Unknown("deepspeed without --num_gpus uses every GPU of the node"))
+    )
     n = opts.get("--num_nodes", opts.get("--num-nodes"))
     if n is not None:
         found.nnodes = _int_quantity(n, "deepspeed --num_nodes", node_count_like=True)
     elif "--hostfile" in opts or "-H" in opts:
         found.nnodes = Quantity(None, "deepspeed --hostfile", (), Unknown("the nodes are listed in a hostfile"))
     else:
-        found.nnodes = Quantity(None, "deepspeed", (), Unknown("deepspeed takes its nodes from /job/hostfile when it exists"))
+        found.nnodes = Quantity(
+            None, "deepspeed", (), Unknown("deepspeed takes its nodes from /job/hostfile when it exists")
+        )
     if j < len(words):
         found.entry = words[j]
         found.entry_index = j
@@ -350,8 +522,11 @@ def _mpirun(words, i, found: _Found, headers) -> bool:
             ppn = mapby
             found.nproc = Quantity(int(m.group(1)), "mpirun --map-by ppr", (mapby,))
     if found.nproc is None:
-        found.nproc = _int_quantity(ppn, "mpirun processes per node") if ppn is not None else Quantity(
-            None, "mpirun", (), Unknown("mpirun places processes by its hostfile or scheduler"))
+        found.nproc = (
+            _int_quantity(ppn, "mpirun processes per node")
+            if ppn is not None
+            else Quantity(None, "mpirun", (), Unknown("mpirun places processes by its hostfile or scheduler"))
+        )
     if np_w is not None:
         found.world = _int_quantity(np_w, "mpirun -np")
     rest = j
@@ -361,7 +536,7 @@ def _mpirun(words, i, found: _Found, headers) -> bool:
             _python_entry(words, rest, found)
         elif t == "torchrun":
             found.launcher = "torchrun"
-            _torchrun(words, rest + 1, found, words[rest:rest + 1])
+            _torchrun(words, rest + 1, found, words[rest : rest + 1])
         else:
             found.entry = words[rest]
             found.entry_index = rest
@@ -372,10 +547,20 @@ def _srun_context(wrapper: list[Word], headers):
     """What an srun (outer command or wrapper) says about nodes and tasks."""
     opts, j, _ = _options(wrapper, 1, _SRUN_VALUE)
     nodes_w = opts.get("-N", opts.get("--nodes"))
-    nodes = _int_quantity(nodes_w, "srun --nodes", node_count_like=True) if nodes_w is not None else (
-        _header_quantity(headers, "nodes") or Quantity(None, "srun", (), Unknown("the number of nodes of the allocation")))
+    nodes = (
+        _int_quantity(nodes_w, "srun --nodes", node_count_like=True)
+        if nodes_w is not None
+        else (
+            _header_quantity(headers, "nodes")
+            or Quantity(None, "srun", (), Unknown("the number of nodes of the allocation"))
+        )
+    )
     tpn_w = opts.get("--ntasks-per-node")
-    tpn = _int_quantity(tpn_w, "srun --ntasks-per-node") if tpn_w is not None else _header_quantity(headers, "ntasks-per-node")
+    tpn = (
+        _int_quantity(tpn_w, "srun --ntasks-per-node")
+        if tpn_w is not None
+        else _header_quantity(headers, "ntasks-per-node")
+    )
     nt_w = opts.get("-n", opts.get("--ntasks"))
     ntasks = _int_quantity(nt_w, "srun --ntasks") if nt_w is not None else _header_quantity(headers, "ntasks")
     return nodes, tpn, ntasks, j
@@ -399,7 +584,7 @@ def find_launch(rec: CommandRecord, headers: list[SchedulerHeader]) -> Launch | 
     head = _base(_t(words[i]))
     if head == "torchrun":
         found.launcher = "torchrun"
-        _torchrun(words, i + 1, found, words[i:i + 1])
+        _torchrun(words, i + 1, found, words[i : i + 1])
     elif head is not None and _PY.match(head):
         if not _python_entry(words, i, found):
             return None
@@ -411,8 +596,19 @@ def find_launch(rec: CommandRecord, headers: list[SchedulerHeader]) -> Launch | 
         _mpirun(words, i, found, headers)
     elif head == "accelerate" and i + 1 < len(words) and _t(words[i + 1]) == "launch":
         found.launcher = "accelerate"
-        opts, j, _ = _options(words, i + 2, {"--num_processes", "--num_machines", "--config_file", "--main_process_port",
-                                             "--main_process_ip", "--machine_rank", "--mixed_precision"})
+        opts, j, _ = _options(
+            words,
+            i + 2,
+            {
+                "--num_processes",
+                "--num_machines",
+                "--config_file",
+                "--main_process_port",
+                "--main_process_ip",
+                "--machine_rank",
+                "--mixed_precision",
+            },
+        )
         found.nproc = Quantity(None, "accelerate", (), Unknown("accelerate takes its process count from its config"))
         found.nnodes = _int_quantity(opts.get("--num_machines"), "accelerate --num_machines", 1, node_count_like=True)
         if j < len(words):
@@ -424,17 +620,22 @@ def find_launch(rec: CommandRecord, headers: list[SchedulerHeader]) -> Launch | 
             if t is not None and ENTRY_RE.search(t):
                 found.launcher = head if head else "unknown"
                 found.entry, found.entry_index = words[k], k
-                found.notes.append(f"the launcher `{words[i].partial_text}` is not one megalint reads; "
-                                   "the world size is unknown")
-                found.nproc = Quantity(None, "launcher", (words[i],), words[i].unknown or Unknown("an unknown launcher"))
-                found.nnodes = Quantity(None, "launcher", (words[i],), words[i].unknown or Unknown("an unknown launcher"))
+                found.notes.append(
+                    f"the launcher `{words[i].partial_text}` is not one megalint reads; the world size is unknown"
+                )
+                found.nproc = Quantity(
+                    None, "launcher", (words[i],), words[i].unknown or Unknown("an unknown launcher")
+                )
+                found.nnodes = Quantity(
+                    None, "launcher", (words[i],), words[i].unknown or Unknown("an unknown launcher")
+                )
                 break
         else:
             return None
     if found.entry is None:
         return None
     entry_text = _t(found.entry)
-    argv = tuple(words[found.entry_index + 1:])
+    argv = tuple(words[found.entry_index + 1 :])
     is_megatron = entry_text is not None and bool(ENTRY_RE.search(entry_text))
     if not is_megatron:
         flags = {w.text.split("=", 1)[0] for w in argv if w.text and w.text.startswith("--")}
@@ -446,22 +647,38 @@ def find_launch(rec: CommandRecord, headers: list[SchedulerHeader]) -> Launch | 
     nproc, nnodes, world = _world(found, srun_words, headers)
     return Launch(
         launcher=("srun+" + found.launcher) if srun_words is not None else found.launcher,
-        command=tuple(words), entry=found.entry, argv=argv, env=env,
-        nproc_per_node=nproc, nnodes=nnodes, world_size=world, span=rec.span,
-        condition=rec.condition, launcher_words=tuple((srun_words or []) + list(found.launcher_words)),
+        command=tuple(words),
+        entry=found.entry,
+        argv=argv,
+        env=env,
+        nproc_per_node=nproc,
+        nnodes=nnodes,
+        world_size=world,
+        span=rec.span,
+        condition=rec.condition,
+        launcher_words=tuple((srun_words or []) + list(found.launcher_words)),
         notes=found.notes,
     )
 
 
 def _world(found: _Found, srun_words, headers):
-    per_node_launcher = found.launcher in ("torchrun", "torch.distributed.run", "torch.distributed.launch",
-                                           "deepspeed", "accelerate")
+    per_node_launcher = found.launcher in (
+        "torchrun",
+        "torch.distributed.run",
+        "torch.distributed.launch",
+        "deepspeed",
+        "accelerate",
+    )
     if srun_words is not None:
         nodes, tpn, ntasks, _ = _srun_context(srun_words, headers)
         if per_node_launcher:
             # srun starts one launcher per node (the bigscience idiom); the launcher's own
             # --nnodes is usually `$SLURM_NNODES`, so prefer it when known.
-            nnodes = found.nnodes if found.nnodes is not None and found.nnodes.known and "default" not in found.nnodes.how else nodes
+            nnodes = (
+                found.nnodes
+                if found.nnodes is not None and found.nnodes.known and "default" not in found.nnodes.how
+                else nodes
+            )
             nproc = found.nproc
             return nproc, nnodes, _times(nproc, nnodes, "processes per node × nodes")
         # One task per GPU: the world is the number of tasks.
@@ -470,8 +687,11 @@ def _world(found: _Found, srun_words, headers):
             return per, nodes, ntasks
         if tpn is not None:
             return tpn, nodes, _times(tpn, nodes, "tasks per node × nodes")
-        return (Quantity(None, "srun", (), Unknown("srun's tasks per node are not given")), nodes,
-                Quantity(None, "srun", (), Unknown("srun's task count is not given")))
+        return (
+            Quantity(None, "srun", (), Unknown("srun's tasks per node are not given")),
+            nodes,
+            Quantity(None, "srun", (), Unknown("srun's task count is not given")),
+        )
     if found.launcher == "python":
         one = Quantity(1, "a single python process")
         return one, one, one
@@ -500,8 +720,12 @@ def extract_launches(facts: ScriptFacts) -> list[Launch]:
             launch = find_launch(rec, list(rec.headers) or facts.headers)
             if launch is None:
                 continue
-            key = (launch.span, tuple(w.partial_text for w in launch.command),
-                   tuple(str(w.span) for w in launch.command), launch.world_size.value)
+            key = (
+                launch.span,
+                tuple(w.partial_text for w in launch.command),
+                tuple(str(w.span) for w in launch.command),
+                launch.world_size.value,
+            )
             if key in seen:
                 continue
             seen.add(key)

@@ -54,9 +54,7 @@ def launch_json(launch: Launch) -> dict:
         "nproc_per_node": launch.nproc_per_node.to_json(),
         "nnodes": launch.nnodes.to_json(),
         "world_size": launch.world_size.to_json(),
-        "arguments": [
-            {"flag": word_json(f), "value": word_json(v)} for f, v in pair_flags(launch.argv)
-        ],
+        "arguments": [{"flag": word_json(f), "value": word_json(v)} for f, v in pair_flags(launch.argv)],
         "environment": {k: word_json(v) for k, v in sorted(launch.env.items())},
         "notes": launch.notes,
     }
@@ -65,9 +63,11 @@ def launch_json(launch: Launch) -> dict:
 def model_json(facts: ScriptFacts, launches: list[Launch]) -> dict:
     return {
         "file": facts.path,
-        "headers": [{"scheduler": h.scheduler, "key": h.key, "value": h.value, "at": str(h.span)} for h in facts.headers],
+        "headers": [
+            {"scheduler": h.scheduler, "key": h.key, "value": h.value, "at": str(h.span)} for h in facts.headers
+        ],
         "paths": len(facts.paths),
-        "launches": [launch_json(l) for l in launches],
+        "launches": [launch_json(la) for la in launches],
         "shell_findings": [{"kind": f.kind, "at": str(f.span), "message": f.message} for f in facts.findings],
         "sourced": facts.sourced,
         "notes": facts.notes,
@@ -96,15 +96,15 @@ def model_text(facts: ScriptFacts, launches: list[Launch]) -> str:
     lines = [f"{facts.path}: {len(launches)} Megatron launch(es), {len(facts.paths)} path(s) through the script"]
     for h in facts.headers:
         lines.append(f"  header  #{'SBATCH' if h.scheduler == 'slurm' else 'PBS'} {h.key}={h.value}  @ {h.span}")
-    for i, l in enumerate(launches, 1):
+    for i, la in enumerate(launches, 1):
         lines.append("")
-        cond = f"  when {' and '.join(l.condition)}" if l.condition else ""
-        lines.append(f"launch {i}: {l.launcher} {l.entry.partial_text if l.entry else '?'}  @ {l.span}{cond}")
-        lines.append(f"  nproc per node: {_qty(l.nproc_per_node)}")
-        lines.append(f"  nodes:          {_qty(l.nnodes)}")
-        lines.append(f"  world size:     {_qty(l.world_size)}")
+        cond = f"  when {' and '.join(la.condition)}" if la.condition else ""
+        lines.append(f"launch {i}: {la.launcher} {la.entry.partial_text if la.entry else '?'}  @ {la.span}{cond}")
+        lines.append(f"  nproc per node: {_qty(la.nproc_per_node)}")
+        lines.append(f"  nodes:          {_qty(la.nnodes)}")
+        lines.append(f"  world size:     {_qty(la.world_size)}")
         lines.append("  arguments:")
-        for f, v in pair_flags(l.argv):
+        for f, v in pair_flags(la.argv):
             if f.splat is not None:
                 lines.append(f"    … any number of words: {f.splat.reason}")
                 continue
@@ -113,11 +113,11 @@ def model_text(facts: ScriptFacts, launches: list[Launch]) -> str:
                 lines.append(f"    {head}  @ {f.span}" + ("" if f.text is not None else f"  (unknown: {f.unknown})"))
             else:
                 lines.append(f"    {head} = {_word_line(v)}")
-        if l.env:
+        if la.env:
             lines.append("  environment:")
-            for k, v in sorted(l.env.items()):
+            for k, v in sorted(la.env.items()):
                 lines.append(f"    {k} = {_word_line(v)}")
-        for n in l.notes:
+        for n in la.notes:
             lines.append(f"  note: {n}")
     if facts.findings:
         lines.append("")

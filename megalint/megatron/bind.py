@@ -26,16 +26,23 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Sequence
+from typing import Any
 
 from megalint.megatron.catalogue import Catalogue, DefaultExpr, FlagHistory, FlagSpec
 from megalint.shell.values import Segment, Unknown, Word
 from megalint.source import Span
 
 __all__ = [
-    "BoundArg", "BoundArgs", "Occurrence", "Passthrough", "Problem", "ProblemKind", "bind",
+    "BoundArg",
+    "BoundArgs",
+    "Occurrence",
+    "Passthrough",
+    "Problem",
+    "ProblemKind",
+    "bind",
     "cut_word",
 ]
 
@@ -56,11 +63,18 @@ class ProblemKind(str, Enum):
 
 
 # argparse exits with status 2 on these (HELP exits 0); the others let the job start.
-FATAL = frozenset({
-    ProblemKind.UNKNOWN_FLAG, ProblemKind.OTHER_VERSION, ProblemKind.INVALID_TYPE,
-    ProblemKind.INVALID_CHOICE, ProblemKind.MISSING_VALUE, ProblemKind.UNEXPECTED_VALUE,
-    ProblemKind.POSITIONAL, ProblemKind.HELP,
-})
+FATAL = frozenset(
+    {
+        ProblemKind.UNKNOWN_FLAG,
+        ProblemKind.OTHER_VERSION,
+        ProblemKind.INVALID_TYPE,
+        ProblemKind.INVALID_CHOICE,
+        ProblemKind.MISSING_VALUE,
+        ProblemKind.UNEXPECTED_VALUE,
+        ProblemKind.POSITIONAL,
+        ProblemKind.HELP,
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -228,10 +242,20 @@ def _slice_site(seg: Segment, lo: int, hi: int) -> Span | None:
     site = seg.site
     if site is None or seg.text is None:
         return site
-    if (site.start_line == site.end_line and site.end - site.start == len(seg.text)
-            and site.end_col - site.start_col == len(seg.text)):
-        return Span(site.path, site.start_line, site.start_col + lo, site.end_line,
-                    site.start_col + hi, site.start + lo, site.start + hi)
+    if (
+        site.start_line == site.end_line
+        and site.end - site.start == len(seg.text)
+        and site.end_col - site.start_col == len(seg.text)
+    ):
+        return Span(
+            site.path,
+            site.start_line,
+            site.start_col + lo,
+            site.end_line,
+            site.start_col + hi,
+            site.start + lo,
+            site.start + hi,
+        )
     return site
 
 
@@ -254,7 +278,7 @@ def cut_word(word: Word, lo: int, hi: int | None = None) -> Word:
         b = end if hi is None else min(hi, end)
         if a >= b:
             continue
-        part = seg.text[a - start:b - start]
+        part = seg.text[a - start : b - start]
         out.append(Segment(part, _slice_site(seg, a - start, b - start), seg.origin, None, seg.via))
     return Word(tuple(out))
 
@@ -304,8 +328,17 @@ def _classify(word: Word, index: int, cat: Catalogue, after_dashdash: bool) -> _
                 opt = prefix.split("=", 1)[0]
                 spec = cat.lookup(opt)
                 if spec is not None:
-                    return _Tok("O", word, index, None, opt, spec, cut_word(word, len(opt) + 1),
-                                None, cut_word(word, 0, len(opt)).span)
+                    return _Tok(
+                        "O",
+                        word,
+                        index,
+                        None,
+                        opt,
+                        spec,
+                        cut_word(word, len(opt) + 1),
+                        None,
+                        cut_word(word, 0, len(opt)).span,
+                    )
             return _Tok("U", word, index)
         return _Tok("X", word, index)
     if text == "--":
@@ -323,8 +356,17 @@ def _classify(word: Word, index: int, cat: Catalogue, after_dashdash: bool) -> _
         opt, explicit = text.split("=", 1)
         spec = cat.lookup(opt)
         if spec is not None or opt in _HELP:
-            return _Tok("O" if spec else "H", word, index, text, opt, spec,
-                        cut_word(word, len(opt) + 1), explicit, cut_word(word, 0, len(opt)).span)
+            return _Tok(
+                "O" if spec else "H",
+                word,
+                index,
+                text,
+                opt,
+                spec,
+                cut_word(word, len(opt) + 1),
+                explicit,
+                cut_word(word, 0, len(opt)).span,
+            )
     if _NEG_NEW.match(text) or _NEG_OLD.match(text):
         return _Tok("A", word, index, text)
     if " " in text:
@@ -397,8 +439,13 @@ def _tuple_type(text: str) -> Any:
 
 
 _CONVERTERS = {
-    "int": int, "float": float, "str": str, "bool": bool,
-    "moe_freq_type": _freq_type, "la_freq_type": _freq_type, "no_rope_freq_type": _freq_type,
+    "int": int,
+    "float": float,
+    "str": str,
+    "bool": bool,
+    "moe_freq_type": _freq_type,
+    "la_freq_type": _freq_type,
+    "no_rope_freq_type": _freq_type,
     "tuple_type": _tuple_type,
 }
 
@@ -410,9 +457,10 @@ def _convert(spec: FlagSpec, option: str, text: str) -> Any:
         # Megatron looks the member up by name (argument_utils.py:115@HEAD): a name not in the
         # enum raises KeyError, which argparse does not catch.
         if spec.choices is not None and text not in spec.choices:
-            raise _Invalid(ProblemKind.INVALID_CHOICE,
-                           f"argument {option}: invalid choice: {text!r} (choose from "
-                           f"{', '.join(map(repr, spec.choices))})")
+            raise _Invalid(
+                ProblemKind.INVALID_CHOICE,
+                f"argument {option}: invalid choice: {text!r} (choose from {', '.join(map(repr, spec.choices))})",
+            )
         return text
     conv = _CONVERTERS.get(t or "str")
     if conv is None:  # a converter megalint does not reproduce: keep the text
@@ -421,12 +469,14 @@ def _convert(spec: FlagSpec, option: str, text: str) -> Any:
         try:
             value = conv(text)
         except (TypeError, ValueError, ArithmeticError):
-            raise _Invalid(ProblemKind.INVALID_TYPE,
-                           f"argument {option}: invalid {t or 'str'} value: {text!r}") from None
+            raise _Invalid(
+                ProblemKind.INVALID_TYPE, f"argument {option}: invalid {t or 'str'} value: {text!r}"
+            ) from None
     if spec.choices is not None and value not in spec.choices:
-        raise _Invalid(ProblemKind.INVALID_CHOICE,
-                       f"argument {option}: invalid choice: {value!r} (choose from "
-                       f"{', '.join(map(repr, spec.choices))})")
+        raise _Invalid(
+            ProblemKind.INVALID_CHOICE,
+            f"argument {option}: invalid choice: {value!r} (choose from {', '.join(map(repr, spec.choices))})",
+        )
     return value
 
 
@@ -448,8 +498,10 @@ def evaluate_default(spec: FlagSpec) -> Any:
             return m.group(1)
         env = re.search(r"os\.getenv\(\s*['\"](\w+)['\"]", src)
         if env:
-            return Unknown(f"the default of {spec.name} is read from the environment variable "
-                           f"{env.group(1)} of each process at run time")
+            return Unknown(
+                f"the default of {spec.name} is read from the environment variable "
+                f"{env.group(1)} of each process at run time"
+            )
         return Unknown(f"the default of {spec.name} is computed by Megatron ({src})")
     if isinstance(default, str) and spec.type not in (None, "str", "enum"):
         # argparse converts a string default with the action's type.
@@ -470,9 +522,8 @@ def _arith(node: ast.AST) -> int:
         if isinstance(node.op, ast.Pow):
             if b > 256:
                 raise ValueError("too large")
-            return a ** b
-        return a + b if isinstance(node.op, ast.Add) else a - b if isinstance(node.op, ast.Sub) \
-            else a * b
+            return a**b
+        return a + b if isinstance(node.op, ast.Add) else a - b if isinstance(node.op, ast.Sub) else a * b
     raise ValueError("not arithmetic")
 
 
@@ -541,18 +592,22 @@ class _Binder:
             tok = toks[i]
             k = tok.kind
             if k == "S":
-                self.passthrough.append(Passthrough(
-                    tok.word, i, str(tok.word.splat) or "any number of unknown words", (), True))
+                self.passthrough.append(
+                    Passthrough(tok.word, i, str(tok.word.splat) or "any number of unknown words", (), True)
+                )
                 i += 1
             elif k == "-":
-                rest = [t.word for t in toks[i + 1:]]
+                rest = [t.word for t in toks[i + 1 :]]
                 if rest:
                     spans = [w.span for w in rest if w.span is not None]
-                    self.problem(ProblemKind.POSITIONAL,
-                                 "unrecognized arguments: " + " ".join(w.partial_text for w in rest)
-                                 + " (after `--` every word is positional; Megatron takes none)",
-                                 _join(spans[0], spans[-1]) if spans else None,
-                                 words=(tok.word, *rest))
+                    self.problem(
+                        ProblemKind.POSITIONAL,
+                        "unrecognized arguments: "
+                        + " ".join(w.partial_text for w in rest)
+                        + " (after `--` every word is positional; Megatron takes none)",
+                        _join(spans[0], spans[-1]) if spans else None,
+                        words=(tok.word, *rest),
+                    )
                 i = len(toks)
             elif k == "A":
                 j = i
@@ -560,24 +615,32 @@ class _Binder:
                     j += 1
                 words = [t.word for t in toks[i:j]]
                 spans = [w.span for w in words if w.span is not None]
-                self.problem(ProblemKind.POSITIONAL,
-                             "unrecognized arguments: " + " ".join(w.partial_text for w in words),
-                             _join(spans[0], spans[-1]) if spans else None, words=tuple(words),
-                             value=" ".join(w.partial_text for w in words))
+                self.problem(
+                    ProblemKind.POSITIONAL,
+                    "unrecognized arguments: " + " ".join(w.partial_text for w in words),
+                    _join(spans[0], spans[-1]) if spans else None,
+                    words=tuple(words),
+                    value=" ".join(w.partial_text for w in words),
+                )
                 i = j
             elif k in ("X", "U"):
                 follow = self._following(i)
-                reason = (tok.word.unknown.reason if tok.word.unknown else "unknown word")
-                where = ("a flag whose name is not known" if k == "U"
-                         else "a word that is not known, where a flag is expected")
-                self.passthrough.append(Passthrough(tok.word, i, f"{where}: {reason}",
-                                                    tuple(t.word for t in follow)))
+                reason = tok.word.unknown.reason if tok.word.unknown else "unknown word"
+                where = (
+                    "a flag whose name is not known"
+                    if k == "U"
+                    else "a word that is not known, where a flag is expected"
+                )
+                self.passthrough.append(Passthrough(tok.word, i, f"{where}: {reason}", tuple(t.word for t in follow)))
                 i += 1 + len(follow)
             elif k == "H":
-                self.problem(ProblemKind.HELP,
-                             f"{tok.option} makes argparse print the help and exit with status 0:"
-                             " the job trains nothing", tok.flag_span, words=(tok.word,),
-                             option=tok.option)
+                self.problem(
+                    ProblemKind.HELP,
+                    f"{tok.option} makes argparse print the help and exit with status 0: the job trains nothing",
+                    tok.flag_span,
+                    words=(tok.word,),
+                    option=tok.option,
+                )
                 i += 1
             elif tok.spec is None:
                 i = self._unknown_flag(i)
@@ -594,14 +657,20 @@ class _Binder:
         history = self.cat.history(opt)
         if history.known and history.relation(self.cat.version) != "present":
             msg = f"unrecognized arguments: {shown} ({history.describe(self.cat.version)})"
-            self.problem(ProblemKind.OTHER_VERSION, msg, tok.flag_span, words=words, option=opt,
-                         suggestions=suggestions, history=history)
+            self.problem(
+                ProblemKind.OTHER_VERSION,
+                msg,
+                tok.flag_span,
+                words=words,
+                option=opt,
+                suggestions=suggestions,
+                history=history,
+            )
         else:
             msg = f"unrecognized arguments: {shown}"
             if suggestions:
                 msg += f" (did you mean {' or '.join(suggestions)}?)"
-            self.problem(ProblemKind.UNKNOWN_FLAG, msg, tok.flag_span, words=words, option=opt,
-                         suggestions=suggestions)
+            self.problem(ProblemKind.UNKNOWN_FLAG, msg, tok.flag_span, words=words, option=opt, suggestions=suggestions)
         return i + 1 + len(follow)
 
     def _known_flag(self, i: int) -> int:
@@ -610,19 +679,28 @@ class _Binder:
         assert spec is not None and tok.option is not None
         opt = tok.option
         if spec.deprecated:
-            self.problem(ProblemKind.DEPRECATED, f"{opt} is deprecated: {spec.deprecated}",
-                         tok.flag_span, words=(tok.word,), option=opt, dest=spec.dest)
+            self.problem(
+                ProblemKind.DEPRECATED,
+                f"{opt} is deprecated: {spec.deprecated}",
+                tok.flag_span,
+                words=(tok.word,),
+                option=opt,
+                dest=spec.dest,
+            )
         if not spec.takes_value:
             value = self._const(spec, opt)
             if tok.explicit is not None:
-                shown = tok.explicit_text if tok.explicit_text is not None \
-                    else tok.explicit.partial_text
-                self.problem(ProblemKind.UNEXPECTED_VALUE,
-                             f"argument {opt}: ignored explicit argument {shown!r}",
-                             tok.explicit.span or tok.flag_span, words=(tok.word,), option=opt,
-                             dest=spec.dest, value=shown)
-            self._record(Occurrence(opt, spec, tok.word, tok.flag_span, (), value, i,
-                                    tok.explicit is not None))
+                shown = tok.explicit_text if tok.explicit_text is not None else tok.explicit.partial_text
+                self.problem(
+                    ProblemKind.UNEXPECTED_VALUE,
+                    f"argument {opt}: ignored explicit argument {shown!r}",
+                    tok.explicit.span or tok.flag_span,
+                    words=(tok.word,),
+                    option=opt,
+                    dest=spec.dest,
+                    value=shown,
+                )
+            self._record(Occurrence(opt, spec, tok.word, tok.flag_span, (), value, i, tok.explicit is not None))
             return i + 1
 
         lo, hi = _nargs_range(spec)
@@ -630,10 +708,26 @@ class _Binder:
             values = [self._value_tok(tok)]
             nxt = i + 1
             if lo > 1:
-                self.problem(ProblemKind.MISSING_VALUE, f"argument {opt}: {_expected(spec)}",
-                             tok.flag_span, words=(tok.word,), option=opt, dest=spec.dest)
-                self._record(Occurrence(opt, spec, tok.word, tok.flag_span, (tok.explicit,),
-                                        Unknown(f"{opt} lacks values", tok.flag_span), i, True))
+                self.problem(
+                    ProblemKind.MISSING_VALUE,
+                    f"argument {opt}: {_expected(spec)}",
+                    tok.flag_span,
+                    words=(tok.word,),
+                    option=opt,
+                    dest=spec.dest,
+                )
+                self._record(
+                    Occurrence(
+                        opt,
+                        spec,
+                        tok.word,
+                        tok.flag_span,
+                        (tok.explicit,),
+                        Unknown(f"{opt} lacks values", tok.flag_span),
+                        i,
+                        True,
+                    )
+                )
                 return nxt
         else:
             values = []
@@ -650,15 +744,27 @@ class _Binder:
             nxt = j
         splat = next((t for t in values if t.kind == "S"), None)
         if splat is not None:
-            self.passthrough.append(Passthrough(splat.word, splat.index,
-                                                str(splat.word.splat), (), True))
+            self.passthrough.append(Passthrough(splat.word, splat.index, str(splat.word.splat), (), True))
         if len(values) < lo and splat is None:
-            self.problem(ProblemKind.MISSING_VALUE, f"argument {opt}: {_expected(spec)}",
-                         tok.flag_span, words=(tok.word,), option=opt, dest=spec.dest)
-            self._record(Occurrence(opt, spec, tok.word, tok.flag_span,
-                                    tuple(t.word for t in values),
-                                    Unknown(f"{opt} was given without its value", tok.flag_span),
-                                    i))
+            self.problem(
+                ProblemKind.MISSING_VALUE,
+                f"argument {opt}: {_expected(spec)}",
+                tok.flag_span,
+                words=(tok.word,),
+                option=opt,
+                dest=spec.dest,
+            )
+            self._record(
+                Occurrence(
+                    opt,
+                    spec,
+                    tok.word,
+                    tok.flag_span,
+                    tuple(t.word for t in values),
+                    Unknown(f"{opt} was given without its value", tok.flag_span),
+                    i,
+                )
+            )
             return nxt
 
         converted: list[Any] = []
@@ -676,13 +782,21 @@ class _Binder:
         else:
             value = unknown if unknown is not None else tuple(converted)
         if splat is not None and not isinstance(value, Unknown):
-            value = Unknown(f"the value of {opt} depends on {splat.word.partial_text}",
-                            splat.word.span)
+            value = Unknown(f"the value of {opt} depends on {splat.word.partial_text}", splat.word.span)
         elif spec.nargs not in (None, "?") and unknown is not None:
             value = unknown
-        self._record(Occurrence(opt, spec, tok.word, tok.flag_span,
-                                tuple(t.word if t is not tok else tok.explicit for t in values),
-                                value, i, tok.explicit is not None))
+        self._record(
+            Occurrence(
+                opt,
+                spec,
+                tok.word,
+                tok.flag_span,
+                tuple(t.word if t is not tok else tok.explicit for t in values),
+                value,
+                i,
+                tok.explicit is not None,
+            )
+        )
         return nxt
 
     def _value_tok(self, tok: _Tok) -> _Tok:
@@ -698,28 +812,44 @@ class _Binder:
             u = t.word.unknown
             reason = u.reason if u else "unknown value"
             return Unknown(reason, (u.span if u and u.span else None) or t.word.span)
-        if not t.from_equals and _NEG_NEW.match(text) and not _NEG_OLD.match(text) \
-                and " " not in text:
-            self.problem(ProblemKind.NEGATIVE_NUMBER,
-                         f"argument {opt}: argparse before Python 3.14 reads {text!r} as an "
-                         f"option and fails with 'expected one argument'; write {opt}={text}",
-                         t.word.span, words=(t.word,), option=opt, dest=spec.dest, value=text)
+        if not t.from_equals and _NEG_NEW.match(text) and not _NEG_OLD.match(text) and " " not in text:
+            self.problem(
+                ProblemKind.NEGATIVE_NUMBER,
+                f"argument {opt}: argparse before Python 3.14 reads {text!r} as an "
+                f"option and fails with 'expected one argument'; write {opt}={text}",
+                t.word.span,
+                words=(t.word,),
+                option=opt,
+                dest=spec.dest,
+                value=text,
+            )
         try:
             value = _convert(spec, opt, text)
         except _Invalid as exc:
-            self.problem(exc.kind, exc.message, t.word.span, words=(t.word,), option=opt,
-                         dest=spec.dest, value=text)
+            self.problem(exc.kind, exc.message, t.word.span, words=(t.word,), option=opt, dest=spec.dest, value=text)
             return Unknown(exc.message, t.word.span)
         for choice, note in spec.deprecated_choices:
             if value == choice:
-                self.problem(ProblemKind.DEPRECATED, f"{opt} {text} is deprecated: {note}",
-                             t.word.span, words=(t.word,), option=opt, dest=spec.dest,
-                             value=text)
+                self.problem(
+                    ProblemKind.DEPRECATED,
+                    f"{opt} {text} is deprecated: {note}",
+                    t.word.span,
+                    words=(t.word,),
+                    option=opt,
+                    dest=spec.dest,
+                    value=text,
+                )
         if spec.type == "bool" and text.strip().lower() in _FALSY:
-            self.problem(ProblemKind.BOOL_STRING,
-                         f"argument {opt}: {text!r} is True: the flag's type is bool, and "
-                         f"bool() of any non-empty string is True", t.word.span,
-                         words=(t.word,), option=opt, dest=spec.dest, value=text)
+            self.problem(
+                ProblemKind.BOOL_STRING,
+                f"argument {opt}: {text!r} is True: the flag's type is bool, and "
+                f"bool() of any non-empty string is True",
+                t.word.span,
+                words=(t.word,),
+                option=opt,
+                dest=spec.dest,
+                value=text,
+            )
         return value
 
     @staticmethod
@@ -746,22 +876,28 @@ class _Binder:
                 arg.occurrences = occs
                 arg.spec = occs[-1].spec
                 arg.value = self._final(first, default, occs)
-                accumulating = all(o.spec.action in ("append", "append_const", "count")
-                                   for o in occs)
+                accumulating = all(o.spec.action in ("append", "append_const", "count") for o in occs)
                 if len(occs) > 1 and not accumulating:
                     last = occs[-1]
                     earlier = tuple(o.flag_span for o in occs[:-1] if o.flag_span is not None)
-                    shown = ", ".join(o.flag.partial_text if not o.values else
-                                      f"{o.option} {' '.join(w.partial_text for w in o.values)}"
-                                      for o in occs)
-                    self.problem(ProblemKind.REPEATED_FLAG,
-                                 f"{dest} is set {len(occs)} times ({shown}); the last one wins",
-                                 last.flag_span, words=tuple(o.flag for o in occs),
-                                 option=last.option, dest=dest, related=earlier)
+                    shown = ", ".join(
+                        o.flag.partial_text
+                        if not o.values
+                        else f"{o.option} {' '.join(w.partial_text for w in o.values)}"
+                        for o in occs
+                    )
+                    self.problem(
+                        ProblemKind.REPEATED_FLAG,
+                        f"{dest} is set {len(occs)} times ({shown}); the last one wins",
+                        last.flag_span,
+                        words=tuple(o.flag for o in occs),
+                        option=last.option,
+                        dest=dest,
+                        related=earlier,
+                    )
             args[dest] = arg
         self.problems.sort(key=lambda p: _order(p, self.argv))
-        return BoundArgs(self.cat.version, self.cat, args, self.problems, self.passthrough,
-                         self.argv)
+        return BoundArgs(self.cat.version, self.cat, args, self.problems, self.passthrough, self.argv)
 
     @staticmethod
     def _final(first: FlagSpec, default: Any, occs: list[Occurrence]) -> Any:
@@ -823,5 +959,3 @@ def literal_argv(text: str, path: str = "<argv>") -> list[Word]:
         span = Span(path, 1, m.start() + 1, 1, m.end() + 1, m.start(), m.end())
         words.append(literal_word(m.group(0), span))
     return words
-
-

@@ -48,28 +48,50 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from megalint.megatron import versions as _versions
 from megalint.megatron.versions import KNOWN_VERSIONS, known_versions, resolve_version, version_key
 
 __all__ = [
-    "ACTIONS", "Catalogue", "CatalogueError", "DefaultExpr", "FlagHistory", "FlagSpec",
-    "known_versions", "resolve_version",
+    "ACTIONS",
+    "Catalogue",
+    "CatalogueError",
+    "DefaultExpr",
+    "FlagHistory",
+    "FlagSpec",
+    "known_versions",
+    "resolve_version",
 ]
 
-ACTIONS = frozenset({
-    "store", "store_true", "store_false", "store_const", "append", "append_const", "count",
-    "boolean_optional",
-})
+ACTIONS = frozenset(
+    {
+        "store",
+        "store_true",
+        "store_false",
+        "store_const",
+        "append",
+        "append_const",
+        "count",
+        "boolean_optional",
+    }
+)
 # Actions that never take a value word.
-NO_VALUE_ACTIONS = frozenset({
-    "store_true", "store_false", "store_const", "append_const", "count", "boolean_optional",
-})
+NO_VALUE_ACTIONS = frozenset(
+    {
+        "store_true",
+        "store_false",
+        "store_const",
+        "append_const",
+        "count",
+        "boolean_optional",
+    }
+)
 
 
 class CatalogueError(ValueError):
@@ -120,14 +142,17 @@ class FlagSpec:
         return None
 
     @staticmethod
-    def from_json(data: Mapping[str, Any], where: str = "") -> "FlagSpec":
+    def from_json(data: Mapping[str, Any], where: str = "") -> FlagSpec:
         try:
             options = data["option_strings"]
             dest = data["dest"]
         except KeyError as exc:
             raise CatalogueError(f"{where}: a flag lacks {exc.args[0]!r}") from None
-        if (not isinstance(options, list) or not options
-                or not all(isinstance(o, str) and o.startswith("-") for o in options)):
+        if (
+            not isinstance(options, list)
+            or not options
+            or not all(isinstance(o, str) and o.startswith("-") for o in options)
+        ):
             raise CatalogueError(f"{where}: option_strings must be a non-empty list of flags")
         if not isinstance(dest, str) or not dest:
             raise CatalogueError(f"{where}: {options[0]}: dest must be a non-empty string")
@@ -135,8 +160,11 @@ class FlagSpec:
         if action not in ACTIONS:
             raise CatalogueError(f"{where}: {options[0]}: unknown action {action!r}")
         nargs = data.get("nargs")
-        if nargs is not None and nargs not in ("?", "*", "+") and not (
-                isinstance(nargs, int) and not isinstance(nargs, bool) and nargs >= 0):
+        if (
+            nargs is not None
+            and nargs not in ("?", "*", "+")
+            and not (isinstance(nargs, int) and not isinstance(nargs, bool) and nargs >= 0)
+        ):
             raise CatalogueError(f"{where}: {options[0]}: bad nargs {nargs!r}")
         choices = data.get("choices")
         if choices is not None and not isinstance(choices, list):
@@ -160,11 +188,14 @@ class FlagSpec:
 
     def to_json(self) -> dict:
         out: dict[str, Any] = {
-            "option_strings": list(self.option_strings), "dest": self.dest,
-            "action": self.action, "type": self.type,
+            "option_strings": list(self.option_strings),
+            "dest": self.dest,
+            "action": self.action,
+            "type": self.type,
             "default": _default_to_json(self.default),
             "choices": None if self.choices is None else [_thaw(c) for c in self.choices],
-            "nargs": self.nargs, "deprecated": self.deprecated,
+            "nargs": self.nargs,
+            "deprecated": self.deprecated,
         }
         if self.deprecated_choices:
             out["deprecated_choices"] = dict(self.deprecated_choices)
@@ -225,7 +256,7 @@ class FlagHistory:
         return self.defined_in[-1] if self.defined_in else None
 
     def relation(self, version: str) -> str:
-        """"present", "added" (only in newer versions), "removed" (only in older ones),
+        """ "present", "added" (only in newer versions), "removed" (only in older ones),
         "gap" (in versions on both sides but not this one) or "unknown" (in none)."""
         if not self.defined_in:
             return "unknown"
@@ -245,8 +276,7 @@ class FlagHistory:
         if rel == "removed":
             return f"{self.option} was removed after Megatron-LM {self.last}"
         if rel == "gap":
-            return (f"{self.option} is not defined in Megatron-LM {version} "
-                    f"(it is in {', '.join(self.defined_in)})")
+            return f"{self.option} is not defined in Megatron-LM {version} (it is in {', '.join(self.defined_in)})"
         if rel == "present":
             return f"{self.option} is defined in Megatron-LM {version}"
         return f"{self.option} is not defined in any known Megatron-LM version"
@@ -268,27 +298,26 @@ class Catalogue:
         for spec in self.flags:
             for opt in spec.option_strings:
                 if opt in self._by_option:
-                    raise CatalogueError(f"{self.origin or self.version}: option {opt} is "
-                                         "defined twice")
+                    raise CatalogueError(f"{self.origin or self.version}: option {opt} is defined twice")
                 self._by_option[opt] = spec
             self._by_dest.setdefault(spec.dest, []).append(spec)
 
     # -- loading -----------------------------------------------------------------------
 
     @classmethod
-    def load(cls, version: str | None = None) -> "Catalogue":
+    def load(cls, version: str | None = None) -> Catalogue:
         """The shipped catalogue for a version as users write it ("0.15.3", "core_v0.12.0")."""
         return _load_packaged(resolve_version(version))
 
     @classmethod
-    def load_resolved(cls, version: str | None = None) -> tuple["Catalogue", "_versions.Resolution"]:
+    def load_resolved(cls, version: str | None = None) -> tuple[Catalogue, _versions.Resolution]:
         """The shipped catalogue for a version text, with the note saying which one was taken
         when there is no exact match ("0.17" -> 0.15, the nearest lower one)."""
         res = _versions.resolve(version)
         return _load_packaged(res.version), res
 
     @classmethod
-    def from_file(cls, path: str | Path) -> "Catalogue":
+    def from_file(cls, path: str | Path) -> Catalogue:
         path = Path(path)
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
@@ -297,7 +326,7 @@ class Catalogue:
         return cls.from_dict(data, origin=str(path))
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], origin: str | None = None) -> "Catalogue":
+    def from_dict(cls, data: Mapping[str, Any], origin: str | None = None) -> Catalogue:
         where = origin or "catalogue"
         if not isinstance(data, Mapping) or not isinstance(data.get("flags"), list):
             raise CatalogueError(f"{where}: expected an object with a 'flags' list")
@@ -307,10 +336,14 @@ class Catalogue:
         version = data.get("version")
         if not isinstance(version, str) or not version:
             raise CatalogueError(f"{where}: 'version' must be a non-empty string")
-        flags = tuple(FlagSpec.from_json(f, f"{where}: flags[{i}]")
-                      for i, f in enumerate(data["flags"]))
-        return cls(version=version, flags=flags, generated_from=data.get("generated_from"),
-                   origin=origin, megatron_ref=data.get("megatron_ref"))
+        flags = tuple(FlagSpec.from_json(f, f"{where}: flags[{i}]") for i, f in enumerate(data["flags"]))
+        return cls(
+            version=version,
+            flags=flags,
+            generated_from=data.get("generated_from"),
+            origin=origin,
+            megatron_ref=data.get("megatron_ref"),
+        )
 
     def to_dict(self) -> dict:
         out: dict[str, Any] = {"format": 1, "version": self.version}
@@ -390,7 +423,7 @@ def _sorted_versions(vers: Iterable[str]) -> tuple[str, ...]:
     return tuple(sorted(set(vers), key=version_key))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _load_packaged(version: str) -> Catalogue:
     if version not in KNOWN_VERSIONS:
         raise CatalogueError(f"no shipped catalogue for Megatron-LM {version}")

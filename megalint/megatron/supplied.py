@@ -110,16 +110,21 @@ FROM_CHECKPOINT: tuple[tuple[str, bool, str | None, str | None, str | None], ...
 )
 
 # What the converters that take the placeholder set from the checkpoint before building.
-PLACEHOLDER_SHAPE = ("num_layers", "hidden_size", "ffn_hidden_size", "num_attention_heads",
-                     "num_query_groups", "kv_channels")
+PLACEHOLDER_SHAPE = (
+    "num_layers",
+    "hidden_size",
+    "ffn_hidden_size",
+    "num_attention_heads",
+    "num_query_groups",
+    "kv_channels",
+)
 _PLACEHOLDER_ONES = ("num_layers", "hidden_size", "num_attention_heads")
 _PLACEHOLDER_ALSO = ("seq_length", "max_position_embeddings")  # when also given as 1
 
 
 def _in_range(version: str, since: str | None, until: str | None) -> bool:
     key = version_key(version)
-    return ((since is None or key >= version_key(since))
-            and (until is None or key < version_key(until)))
+    return (since is None or key >= version_key(since)) and (until is None or key < version_key(until))
 
 
 def _is_set(bound: BoundArgs, dest: str) -> bool | None:
@@ -157,8 +162,10 @@ def _from_checkpoint(bound: BoundArgs, version: str) -> dict[str, str]:
             continue
         if not force and arg.value is not None and not isinstance(arg.value, Unknown):
             continue  # kept: only an argument left None is filled from the checkpoint
-        out[dest] = (f"--use-checkpoint-args: the job takes {dest} from the arguments saved in the "
-                     f"checkpoint at {source} when it has them")
+        out[dest] = (
+            f"--use-checkpoint-args: the job takes {dest} from the arguments saved in the "
+            f"checkpoint at {source} when it has them"
+        )
     return out
 
 
@@ -168,10 +175,11 @@ def _placeholder(bound: BoundArgs, entry: str | None) -> dict[str, str]:
         if arg is None or not arg.given or arg.value != 1:
             return {}
     who = entry or "the entry point"
-    reason = (f"the launch gives the placeholder model shape (one layer, hidden size 1, one head): "
-              f"{who} is not a Megatron-LM entry point and sets the real {{}} itself")
-    dests = list(PLACEHOLDER_SHAPE) + [d for d in _PLACEHOLDER_ALSO
-                                       if bound.get(d) is not None and bound[d].value == 1]
+    reason = (
+        f"the launch gives the placeholder model shape (one layer, hidden size 1, one head): "
+        f"{who} is not a Megatron-LM entry point and sets the real {{}} itself"
+    )
+    dests = list(PLACEHOLDER_SHAPE) + [d for d in _PLACEHOLDER_ALSO if bound.get(d) is not None and bound[d].value == 1]
     return {d: reason.format(d) for d in dests if bound.get(d) is not None}
 
 

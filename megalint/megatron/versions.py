@@ -73,20 +73,24 @@ def resolve(text: str | None) -> Resolution:
     if exact in KNOWN_VERSIONS:
         note = None
         if rest:
-            note = (f"{text.strip()} is a pre-release or development build; "
-                    f"using the {exact} release catalogue")
+            note = f"{text.strip()} is a pre-release or development build; using the {exact} release catalogue"
         return Resolution(exact, text, note)
     numbered = [v for v in KNOWN_VERSIONS if v != HEAD]
     lower = [v for v in numbered if version_key(v) <= key]
     if not lower:
         oldest = min(numbered, key=version_key)
-        return Resolution(oldest, text, f"Megatron-LM {text.strip()} is older than every shipped "
-                                        f"catalogue; using {oldest}, the oldest one")
+        return Resolution(
+            oldest,
+            text,
+            f"Megatron-LM {text.strip()} is older than every shipped catalogue; using {oldest}, the oldest one",
+        )
     chosen = max(lower, key=version_key)
     newest = max(numbered, key=version_key)
     if chosen == newest and key > version_key(newest):
-        note = (f"no catalogue for Megatron-LM {text.strip()}; using {chosen}, the newest release "
-                f"catalogue; HEAD may be closer")
+        note = (
+            f"no catalogue for Megatron-LM {text.strip()}; using {chosen}, the newest release "
+            f"catalogue; HEAD may be closer"
+        )
     else:
         note = f"no catalogue for Megatron-LM {text.strip()}; using {chosen}, the nearest lower one"
     return Resolution(chosen, text, note)
@@ -121,8 +125,13 @@ def in_range(version: str, spec: str | None) -> bool:
             raise VersionError(f"bad version range clause {clause!r} in {spec!r}")
         op, bound = m.group(1) or "==", version_key(m.group(2))
         ok = {
-            ">=": v >= bound, "<=": v <= bound, ">": v > bound, "<": v < bound,
-            "==": v == bound, "=": v == bound, "!=": v != bound,
+            ">=": v >= bound,
+            "<=": v <= bound,
+            ">": v > bound,
+            "<": v < bound,
+            "==": v == bound,
+            "=": v == bound,
+            "!=": v != bound,
         }[op]
         if not ok:
             return False

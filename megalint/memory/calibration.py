@@ -13,6 +13,7 @@ number of bytes per element of a named tensor and was read off measurements:
 bench/memory_accuracy.py re-fits the ones marked "fitted" on k-fold training
 splits to report held-out accuracy.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -52,7 +53,7 @@ class Calibration:
     # small persistent buffers allocated through the caching allocator.
     workspace_bytes: int = 32 * 1024 * 1024
 
-    def with_(self, **kw) -> "Calibration":
+    def with_(self, **kw) -> Calibration:
         return replace(self, **kw)
 
 

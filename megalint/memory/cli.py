@@ -6,6 +6,7 @@ stage whose characters show which terms fill the GPU. `--json`: the same numbers
 Exit status: 0 when the breakdown was shown (whatever it says), 2 for bad input (unreadable
 script, unknown GPU name, malformed option).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,13 +44,19 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="megalint memory",
         description="Predicted per-GPU memory of each Megatron launch in a script, per pipeline stage.",
-        epilog="Exit status: 0 shown, 2 bad input.")
+        epilog="Exit status: 0 shown, 2 bad input.",
+    )
     p.add_argument("script", help="a launch script; `-` reads standard input")
     p.add_argument("--gpu", help="GPU model (h100, a100-80gb, h200 …) when the script does not name one")
     p.add_argument("--json", action="store_true", help="print the breakdown as JSON, in bytes")
     p.add_argument("--megatron-version", help="Megatron version of the job (default: the newest known)")
-    p.add_argument("--assume", action="append", default=[], metavar="NAME=VALUE",
-                   help="a value for an environment input, e.g. --assume NNODES=4 (repeatable)")
+    p.add_argument(
+        "--assume",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a value for an environment input, e.g. --assume NNODES=4 (repeatable)",
+    )
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto")
     return p
 
@@ -67,8 +74,9 @@ def memory_main(argv: list[str], stdout: TextIO | None = None, stderr: TextIO | 
     except SystemExit as exc:
         return EXIT_OK if exc.code == 0 else EXIT_USAGE
     try:
-        report = build_report(ns.script, gpu=ns.gpu, megatron_version=ns.megatron_version,
-                              assume=_parse_assume(ns.assume))
+        report = build_report(
+            ns.script, gpu=ns.gpu, megatron_version=ns.megatron_version, assume=_parse_assume(ns.assume)
+        )
     except _Usage as exc:
         print(f"megalint: {exc}", file=err)
         return EXIT_USAGE
@@ -92,8 +100,9 @@ def _parse_assume(items: list[str]) -> dict[str, str]:
 # ------------------------------------------------------------------------------ the report
 
 
-def build_report(path: str, gpu: str | None = None, megatron_version: str | None = None,
-                 assume: dict[str, str] | None = None) -> dict[str, Any]:
+def build_report(
+    path: str, gpu: str | None = None, megatron_version: str | None = None, assume: dict[str, str] | None = None
+) -> dict[str, Any]:
     """Everything `megalint memory` shows, as plain JSON-able data."""
     from megalint.engine import RuleSet
     from megalint.pipeline import Settings, lint_text
@@ -106,8 +115,13 @@ def build_report(path: str, gpu: str | None = None, megatron_version: str | None
         raise _Usage(str(exc)) from None
     except OSError as exc:
         raise _Usage(f"{path}: cannot read: {exc.strerror or exc}") from None
-    settings = Settings(rules=RuleSet([]), megatron_version=megatron_version, gpu=gpu, assume=assume or {},
-                        root_dir=os.path.dirname(os.path.abspath(path)) if path != "-" else os.getcwd())
+    settings = Settings(
+        rules=RuleSet([]),
+        megatron_version=megatron_version,
+        gpu=gpu,
+        assume=assume or {},
+        root_dir=os.path.dirname(os.path.abspath(path)) if path != "-" else os.getcwd(),
+    )
     try:
         result = lint_text(path, text, settings)
     except ValueError as exc:  # unknown GPU or Megatron version
@@ -120,8 +134,12 @@ def build_report(path: str, gpu: str | None = None, megatron_version: str | None
         profile = profile or lr.gpu
         ctx = lr.context
         entry = {
-            "index": i, "line": lr.launch.span.start_line, "path": lr.launch.span.path, "launcher": lr.launch.launcher,
-            "entry": ctx["launch"].get("entry"), "world_size": ctx["launch"].get("world_size"),
+            "index": i,
+            "line": lr.launch.span.start_line,
+            "path": lr.launch.span.path,
+            "launcher": lr.launch.launcher,
+            "entry": ctx["launch"].get("entry"),
+            "world_size": ctx["launch"].get("world_size"),
             "condition": list(lr.launch.condition),
         }
         mem = ctx.get("memory")
@@ -136,36 +154,48 @@ def build_report(path: str, gpu: str | None = None, megatron_version: str | None
         from .report import usable_memory
 
         usable, upper = usable_memory(profile)
-        gpu_info = {"name": profile.name, "id": profile.id, "usable_bytes": usable,
-                    "usable_is_largest_variant": upper}
+        gpu_info = {"name": profile.name, "id": profile.id, "usable_bytes": usable, "usable_is_largest_variant": upper}
         if result.launches and result.launches[0].detection is not None:
             gpu_info["from"] = result.launches[0].detection.reason
         elif gpu:
             gpu_info["from"] = "--gpu"
         if usable is None:
-            gpu_info["unknown"] = (f"the usable memory of {profile.name} is not known: "
-                                   "name the model with its memory, e.g. --gpu h100-sxm5-80gb")
+            gpu_info["unknown"] = (
+                f"the usable memory of {profile.name} is not known: "
+                "name the model with its memory, e.g. --gpu h100-sxm5-80gb"
+            )
     else:
-        gpu_info = {"name": None, "usable_bytes": None,
-                    "unknown": (result.gpu_note or "no GPU model is known")}
+        gpu_info = {"name": None, "usable_bytes": None, "unknown": (result.gpu_note or "no GPU model is known")}
     return {"path": path, "megatron": result.version, "gpu": gpu_info, "launches": launches}
 
 
 def _estimate_json(mem: dict[str, Any]) -> dict[str, Any]:
     stages = []
     for s in sorted(mem["stages"], key=lambda s: STAGE_ORDER.index(s["stage"])):
-        stages.append({
-            "stage": s["stage"], "pp_rank": s["pp_rank"], "num_layers": s["num_layers"],
-            "params": s["params"], "terms": s["terms"], "peak_terms": s["peak_terms"],
-            "peak_bytes": s["peak_bytes"], "peak_event": s["peak_event"],
-            "device_bytes": s["peak_bytes"] + mem["overhead_bytes"],
-        })
+        stages.append(
+            {
+                "stage": s["stage"],
+                "pp_rank": s["pp_rank"],
+                "num_layers": s["num_layers"],
+                "params": s["params"],
+                "terms": s["terms"],
+                "peak_terms": s["peak_terms"],
+                "peak_bytes": s["peak_bytes"],
+                "peak_event": s["peak_event"],
+                "device_bytes": s["peak_bytes"] + mem["overhead_bytes"],
+            }
+        )
     out = {
-        "world_size": mem["world_size"], "layout": mem["layout"], "lower_bound": mem["lower_bound"],
-        "not_counted": mem["not_counted"], "assumptions": mem["assumptions"], "stages": stages,
+        "world_size": mem["world_size"],
+        "layout": mem["layout"],
+        "lower_bound": mem["lower_bound"],
+        "not_counted": mem["not_counted"],
+        "assumptions": mem["assumptions"],
+        "stages": stages,
         "peak_bytes": mem["peak_bytes"],
         "overhead": {"bytes": mem["overhead_bytes"], "terms": mem["overhead_terms"]},
-        "device_bytes": mem["device_bytes"], "worst_stage": mem["worst"]["stage"],
+        "device_bytes": mem["device_bytes"],
+        "worst_stage": mem["worst"]["stage"],
     }
     if "usable_bytes" in mem:
         out["usable_bytes"] = mem["usable_bytes"]
@@ -192,16 +222,29 @@ def render_text(report: dict[str, Any], out: TextIO, color: str = "auto") -> Non
 
     isatty = hasattr(out, "isatty") and out.isatty()
     colour = color_enabled(color, isatty)
-    con = Console(file=out, force_terminal=colour, no_color=not colour, color_system="standard" if colour else None,
-                  width=max(100, Console(file=out).width if isatty else 100), highlight=False, soft_wrap=True)
+    con = Console(
+        file=out,
+        force_terminal=colour,
+        no_color=not colour,
+        color_system="standard" if colour else None,
+        width=max(100, Console(file=out).width if isatty else 100),
+        highlight=False,
+        soft_wrap=True,
+    )
     gpu = report["gpu"]
     usable_default = gpu.get("usable_bytes")
     if gpu.get("name"):
         line = f"GPU: {gpu['name']}"
         if usable_default is not None:
-            line += (", at most " if gpu.get("usable_is_largest_variant") else ", ") + f"{_gib(usable_default)} GiB usable" + (
-                " (the largest model of the family; name the exact model for a sharper answer)"
-                if gpu.get("usable_is_largest_variant") else "")
+            line += (
+                (", at most " if gpu.get("usable_is_largest_variant") else ", ")
+                + f"{_gib(usable_default)} GiB usable"
+                + (
+                    " (the largest model of the family; name the exact model for a sharper answer)"
+                    if gpu.get("usable_is_largest_variant")
+                    else ""
+                )
+            )
         if gpu.get("from"):
             line += f" — {gpu['from']}"
         con.print(line)
@@ -226,8 +269,11 @@ def render_text(report: dict[str, Any], out: TextIO, color: str = "auto") -> Non
             con.print("  (a value from the environment can be given with --assume NAME=VALUE)")
             continue
         lay = est["layout"]
-        con.print("  layout: " + " ".join(f"{k.upper()} {lay[k]}" for k in ("tp", "pp", "vpp", "cp", "ep", "dp")
-                                          if k in lay) + f", {lay.get('microbatches')} micro-batches per step")
+        con.print(
+            "  layout: "
+            + " ".join(f"{k.upper()} {lay[k]}" for k in ("tp", "pp", "vpp", "cp", "ep", "dp") if k in lay)
+            + f", {lay.get('microbatches')} micro-batches per step"
+        )
         if est["lower_bound"]:
             for what, why in est["not_counted"].items():
                 con.print(f"  lower bound: {what.replace('_', ' ')} not counted ({why})")
@@ -247,10 +293,14 @@ def render_text(report: dict[str, Any], out: TextIO, color: str = "auto") -> Non
                 cells.append("" if v is None else (_gib(v) if in_peak else f"({_gib(v)})"))
             if any(cells):
                 table.add_row(TERM_LABELS[k], *cells)
-        table.add_row(Text("peak allocated", style="bold"), *[Text(_gib(s["peak_bytes"]), style="bold") for s in est["stages"]])
+        table.add_row(
+            Text("peak allocated", style="bold"), *[Text(_gib(s["peak_bytes"]), style="bold") for s in est["stages"]]
+        )
         for k, v in est["overhead"]["terms"].items():
             table.add_row(f"+ {TERM_LABELS.get(k, k)}", *[_gib(v)] * len(est["stages"]))
-        table.add_row(Text("device total", style="bold"), *[Text(_gib(s["device_bytes"]), style="bold") for s in est["stages"]])
+        table.add_row(
+            Text("device total", style="bold"), *[Text(_gib(s["device_bytes"]), style="bold") for s in est["stages"]]
+        )
         if usable is not None:
             table.add_row("usable", *[_gib(usable)] * len(est["stages"]))
             cells = []
@@ -259,16 +309,23 @@ def render_text(report: dict[str, Any], out: TextIO, color: str = "auto") -> Non
                 cells.append(Text(_gib(h), style="green" if h >= 0.1 * usable else "yellow" if h >= 0 else "red bold"))
             table.add_row("headroom", *cells)
         con.print(table)
-        con.print("  peak at: " + ", ".join(f"{s['stage']} {s['peak_event'].replace('_', ' ')}" for s in est["stages"])
-                  + "; (…) = held at another moment of the step, not at the peak")
+        con.print(
+            "  peak at: "
+            + ", ".join(f"{s['stage']} {s['peak_event'].replace('_', ' ')}" for s in est["stages"])
+            + "; (…) = held at another moment of the step, not at the peak"
+        )
         _bars(con, est, usable, colour)
         if usable is not None:
-            verdict = ("fits" if est["fits"] else "does NOT fit")
-            con.print(f"  {verdict}: worst stage {est['worst_stage']} needs {'at least ' if est['lower_bound'] else ''}"
-                      f"{_gib(est['device_bytes'])} GiB of {_gib(usable)} GiB")
+            verdict = "fits" if est["fits"] else "does NOT fit"
+            con.print(
+                f"  {verdict}: worst stage {est['worst_stage']} needs {'at least ' if est['lower_bound'] else ''}"
+                f"{_gib(est['device_bytes'])} GiB of {_gib(usable)} GiB"
+            )
             for sug in est.get("suggestions", []):
-                con.print(f"    {'fits' if sug['fits'] else 'not enough'}: {' '.join(sug['flags'])} → "
-                          f"{_gib(sug['device_bytes'])} GiB ({sug['note']})")
+                con.print(
+                    f"    {'fits' if sug['fits'] else 'not enough'}: {' '.join(sug['flags'])} → "
+                    f"{_gib(sug['device_bytes'])} GiB ({sug['note']})"
+                )
 
 
 def _bars(con, est: dict[str, Any], usable: int | None, colour: bool) -> None:
@@ -300,7 +357,7 @@ def _bars(con, est: dict[str, Any], usable: int | None, colour: bool) -> None:
             # mark the usable limit inside an over-full bar
             plain = bar.plain
             if limit < len(plain):
-                bar = bar[:limit] + Text("|", style="bold red" if colour else None) + bar[limit + 1:]
+                bar = bar[:limit] + Text("|", style="bold red" if colour else None) + bar[limit + 1 :]
             else:
                 bar.append(" " * (limit - len(plain)) + "|")
         elif limit is not None:

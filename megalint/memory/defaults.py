@@ -6,9 +6,11 @@ megatron-flags-by-version.tsv (NVIDIA/Megatron-LM main@d98e8a64, core_v0.19.0;
 identical in core_v0.12.0 and core_v0.15.0 unless noted). Keys are argparse
 ``dest`` names.
 """
+
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 DEFAULTS: dict[str, Any] = {
     # parallelism

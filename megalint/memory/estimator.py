@@ -15,11 +15,13 @@ backward of the last layer held, and the optimizer step.
 
 Pure function of the argument values: no torch, no Megatron import.
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from .calibration import (
     CUDA_CONTEXT_BYTES,
@@ -54,9 +56,14 @@ class StageEstimate:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "stage": self.stage, "pp_rank": self.pp_rank, "num_layers": self.num_layers,
-            "params": self.params, "expert_params": self.expert_params,
-            "terms": dict(self.terms), "peak_bytes": self.peak_bytes, "peak_event": self.peak_event,
+            "stage": self.stage,
+            "pp_rank": self.pp_rank,
+            "num_layers": self.num_layers,
+            "params": self.params,
+            "expert_params": self.expert_params,
+            "terms": dict(self.terms),
+            "peak_bytes": self.peak_bytes,
+            "peak_event": self.peak_event,
             "peak_terms": self.peak_terms,
         }
 
@@ -65,8 +72,12 @@ class StageEstimate:
 STATIC_TERMS = ("params", "grads", "optimizer_state", "workspace", "attention_buffers", "cuda_graph_buffers")
 EVENT_TERMS = {
     "loss": ("activations", "embedding_and_final_norm_activations", "deferred_embedding_wgrad", "logits_and_loss"),
-    "backward": ("activations", "embedding_and_final_norm_activations", "deferred_embedding_wgrad",
-                 "backward_transient"),
+    "backward": (
+        "activations",
+        "embedding_and_final_norm_activations",
+        "deferred_embedding_wgrad",
+        "backward_transient",
+    ),
     "optimizer_step": ("optimizer_step_transient",),
 }
 
@@ -108,11 +119,16 @@ class MemoryEstimate:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "complete": self.complete, "missing": list(self.missing),
-            "world_size": self.world_size, "layout": dict(self.layout),
-            "peak_bytes": self.peak_bytes, "overhead_bytes": self.overhead_bytes,
-            "overhead_terms": dict(self.overhead_terms), "device_bytes": self.device_bytes,
-            "stages": [s.to_json() for s in self.stages], "assumptions": list(self.assumptions),
+            "complete": self.complete,
+            "missing": list(self.missing),
+            "world_size": self.world_size,
+            "layout": dict(self.layout),
+            "peak_bytes": self.peak_bytes,
+            "overhead_bytes": self.overhead_bytes,
+            "overhead_terms": dict(self.overhead_terms),
+            "device_bytes": self.device_bytes,
+            "stages": [s.to_json() for s in self.stages],
+            "assumptions": list(self.assumptions),
         }
 
 
@@ -277,20 +293,43 @@ def _shape(a: Mapping[str, Any], tp: int) -> _Shape:
         F = int((4 * h * 2 / 3) / 64) * 64 if gated else 4 * h
     V = _opt_int(a, "padded_vocab_size")
     if V is None:
-        V = pad_vocab(_int(a["vocab_size"], "vocab_size"), _int(a["make_vocab_size_divisible_by"], "make_vocab_size_divisible_by"), tp)
+        V = pad_vocab(
+            _int(a["vocab_size"], "vocab_size"),
+            _int(a["make_vocab_size_divisible_by"], "make_vocab_size_divisible_by"),
+            tp,
+        )
     E = _opt_int(a, "num_experts")
     Fe = _opt_int(a, "moe_ffn_hidden_size") or F
     Fs = _opt_int(a, "moe_shared_expert_intermediate_size") or 0
     pattern = _moe_pattern(a.get("moe_layer_freq", 1), L) if E else [False] * L
     mla = _truthy(a.get("multi_latent_attention"))
-    mla_dims = {k: _opt_int(a, k) for k in ("q_lora_rank", "kv_lora_rank", "qk_head_dim", "qk_pos_emb_head_dim", "v_head_dim")}
+    mla_dims = {
+        k: _opt_int(a, k) for k in ("q_lora_rank", "kv_lora_rank", "qk_head_dim", "qk_pos_emb_head_dim", "v_head_dim")
+    }
     return _Shape(
-        L=L, h=h, a=heads, d=d, q=heads * d, g=g, k=g * d, F=F, V=V,
-        s=_int(a["seq_length"], "seq_length"), b=_int(a["micro_batch_size"], "micro_batch_size"),
-        gated=gated, rms=str(a.get("normalization")) == "RMSNorm",
-        bias=_truthy(a.get("add_bias_linear")), qkv_bias=_truthy(a.get("add_qkv_bias")),
-        qk_norm=_truthy(a.get("qk_layernorm")), E=E, topk=_int(a.get("moe_router_topk") or 2, "moe_router_topk"),
-        Fe=Fe, Fs=Fs, moe_pattern=pattern, mla=mla, mla_dims=mla_dims,
+        L=L,
+        h=h,
+        a=heads,
+        d=d,
+        q=heads * d,
+        g=g,
+        k=g * d,
+        F=F,
+        V=V,
+        s=_int(a["seq_length"], "seq_length"),
+        b=_int(a["micro_batch_size"], "micro_batch_size"),
+        gated=gated,
+        rms=str(a.get("normalization")) == "RMSNorm",
+        bias=_truthy(a.get("add_bias_linear")),
+        qkv_bias=_truthy(a.get("add_qkv_bias")),
+        qk_norm=_truthy(a.get("qk_layernorm")),
+        E=E,
+        topk=_int(a.get("moe_router_topk") or 2, "moe_router_topk"),
+        Fe=Fe,
+        Fs=Fs,
+        moe_pattern=pattern,
+        mla=mla,
+        mla_dims=mla_dims,
         mtp=_opt_int(a, "mtp_num_layers") or 0,
     )
 
@@ -303,7 +342,13 @@ def attention_params(sh: _Shape, tp: int) -> tuple[int, int]:
     h, norm = sh.h, (1 if sh.rms else 2) * sh.h
     if sh.mla:
         md = sh.mla_dims
-        qk, rope, vd, kvr, qr = md["qk_head_dim"] or 128, md["qk_pos_emb_head_dim"] or 64, md["v_head_dim"] or 128, md["kv_lora_rank"] or 32, md["q_lora_rank"]
+        qk, rope, vd, kvr, qr = (
+            md["qk_head_dim"] or 128,
+            md["qk_pos_emb_head_dim"] or 64,
+            md["v_head_dim"] or 128,
+            md["kv_lora_rank"] or 32,
+            md["q_lora_rank"],
+        )
         n = sh.a
         if qr is None:
             q_params, q_repl = h * n * (qk + rope), 0
@@ -368,8 +413,19 @@ def _layout(a: Mapping[str, Any], world: int, L: int) -> dict[str, int]:
     gbs = _opt_int(a, "global_batch_size") or mbs * dp
     if gbs % (mbs * dp):
         raise InvalidConfig(f"global batch {gbs} is not divisible by micro batch x DP = {mbs * dp}")
-    return dict(tp=tp, pp=pp, cp=cp, ep=ep, etp=etp, dp=dp, edp=edp, vpp=vpp, instances=inst,
-                microbatches=gbs // (mbs * dp), world=world)
+    return dict(
+        tp=tp,
+        pp=pp,
+        cp=cp,
+        ep=ep,
+        etp=etp,
+        dp=dp,
+        edp=edp,
+        vpp=vpp,
+        instances=inst,
+        microbatches=gbs // (mbs * dp),
+        world=world,
+    )
 
 
 def _stage_layers(a: Mapping[str, Any], L: int, pp: int, vpp: int) -> list[list[int]]:
@@ -464,7 +520,9 @@ def _kernels(a: Mapping[str, Any], tp: int) -> _Kernels:
     if rg == "selective" and not mods:
         mods = ["core_attn"]
     return _Kernels(
-        local=local, unfused=unfused, fp8=bool(a.get("fp8")),
+        local=local,
+        unfused=unfused,
+        fp8=bool(a.get("fp8")),
         tsp=tp if (_truthy(a.get("sequence_parallel")) and tp > 1) else 1,
         dropout_h=float(a.get("hidden_dropout") or 0) > 0,
         dropout_attn=float(a.get("attention_dropout") or 0) > 0,
@@ -472,16 +530,21 @@ def _kernels(a: Mapping[str, Any], tp: int) -> _Kernels:
         # ops: Megatron's local attention without the fused masked-softmax kernel. The
         # fused kernels (Megatron's, and Transformer Engine's unfused attention) compute
         # in fp32 but save their output in the input dtype.
-        softmax_fp32=_truthy(a.get("attention_softmax_in_fp32")) and local and not _truthy(a.get("masked_softmax_fusion")),
+        softmax_fp32=_truthy(a.get("attention_softmax_in_fp32"))
+        and local
+        and not _truthy(a.get("masked_softmax_fusion")),
         swiglu_fused=_truthy(a.get("bias_swiglu_fusion")) or not local,
         gelu_fused=_truthy(a.get("bias_gelu_fusion")) or not local,
-        recompute=rg, modules=frozenset(mods or ()), method=a.get("recompute_method"),
+        recompute=rg,
+        modules=frozenset(mods or ()),
+        method=a.get("recompute_method"),
         rnum=_opt_int(a, "recompute_num_layers") or 1,
     )
 
 
-def _layer_activation(sh: _Shape, kn: _Kernels, moe: bool, tp: int, cp: int, ep: int, etp: int,
-                      cal: Calibration) -> tuple[float, float]:
+def _layer_activation(
+    sh: _Shape, kn: _Kernels, moe: bool, tp: int, cp: int, ep: int, etp: int, cal: Calibration
+) -> tuple[float, float]:
     """(stored bytes, unfused-score bytes) of one layer for one micro-batch.
 
     The second number is the part that is quadratic in the sequence (stored softmax
@@ -506,7 +569,9 @@ def _layer_activation(sh: _Shape, kn: _Kernels, moe: bool, tp: int, cp: int, ep:
         md = sh.mla_dims
         qk = (md["qk_head_dim"] or 128) + (md["qk_pos_emb_head_dim"] or 64)
         qw, kw, vw = sh.a * qk, sh.a * qk, sh.a * (md["v_head_dim"] or 128)
-        attn = (2 * qw + 2 * kw + 2 * vw + gb * vw + 2 * ((md["kv_lora_rank"] or 32) + (md["q_lora_rank"] or 0)) * tp) / tp
+        attn = (
+            2 * qw + 2 * kw + 2 * vw + gb * vw + 2 * ((md["kv_lora_rank"] or 32) + (md["q_lora_rank"] or 0)) * tp
+        ) / tp
     elif kn.unfused:
         # local DotProductAttention repeats K/V to query width for GQA
         attn = (2 * q * 3 + gb * q) / tp
@@ -540,7 +605,9 @@ def _layer_activation(sh: _Shape, kn: _Kernels, moe: bool, tp: int, cp: int, ep:
         if "moe" in mods:
             per_token += router + 2 * h / tsp
         else:
-            per_token += router + tokens_expert * (gb * h + _mlp_act(sh.Fe, sh, kn, gb, mods, "moe_act") / etp) / max(1, tp // etp if tsp == 1 else 1)
+            per_token += router + tokens_expert * (gb * h + _mlp_act(sh.Fe, sh, kn, gb, mods, "moe_act") / etp) / max(
+                1, tp // etp if tsp == 1 else 1
+            )
             per_token += 2 * h * topk / tsp  # permuted/unpermuted token copies
         if sh.Fs and "shared_experts" not in mods:
             per_token += _mlp_act(sh.Fs, sh, kn, gb, mods, "mlp") / tp
@@ -555,8 +622,9 @@ def _layer_activation(sh: _Shape, kn: _Kernels, moe: bool, tp: int, cp: int, ep:
 OFFLOAD_MODULES = ("attn_norm", "qkv_linear", "core_attn", "attn_proj", "mlp_norm", "expert_fc1", "moe_act")
 
 
-def _offloaded_activation(sh: _Shape, kn: _Kernels, moe: bool, tp: int, cp: int, etp: int,
-                          modules: frozenset[str]) -> float:
+def _offloaded_activation(
+    sh: _Shape, kn: _Kernels, moe: bool, tp: int, cp: int, etp: int, modules: frozenset[str]
+) -> float:
     """Bytes of one layer's saved tensors (one micro-batch) that activation offloading
     keeps off the GPU while the layer waits for its backward."""
     if not modules:
@@ -630,7 +698,9 @@ def _inflight(pp: int, rank: int, vpp: int, m: int) -> float:
 # --------------------------------------------------------------------------- estimate
 
 
-def estimate(args: Mapping[str, Any], world_size: int, calibration: Calibration = DEFAULT_CALIBRATION) -> MemoryEstimate:
+def estimate(
+    args: Mapping[str, Any], world_size: int, calibration: Calibration = DEFAULT_CALIBRATION
+) -> MemoryEstimate:
     """Predict per-GPU memory of a Megatron GPT training job for each pipeline stage.
 
     ``args`` maps Megatron argparse dest names to values; missing keys take Megatron's
@@ -643,8 +713,9 @@ def estimate(args: Mapping[str, Any], world_size: int, calibration: Calibration 
     if a.get("padded_vocab_size") is None and a.get("vocab_size") is None:
         missing.append("padded_vocab_size")
     if missing:
-        return MemoryEstimate(stages=(), overhead_bytes=0, overhead_terms={}, world_size=world_size,
-                              layout={}, missing=tuple(missing))
+        return MemoryEstimate(
+            stages=(), overhead_bytes=0, overhead_terms={}, world_size=world_size, layout={}, missing=tuple(missing)
+        )
     world = _int(world_size, "world_size")
     L = _int(a["num_layers"], "num_layers")
     lay = _layout(a, world, L)
@@ -672,21 +743,32 @@ def estimate(args: Mapping[str, Any], world_size: int, calibration: Calibration 
     dist = _truthy(a.get("use_distributed_optimizer")) or fsdp
     shard = max(1, lay["dp"] * cp // lay["instances"]) if dist else 1
     eshard = max(1, lay["edp"] // lay["instances"]) if dist else 1
-    if str(a.get("cuda_graph_impl") or "none") != "none" or _truthy(a.get("enable_cuda_graph")) \
-            or _truthy(a.get("external_cuda_graph")):
-        assumptions.append("CUDA graphs: static input/output buffers of every graphed layer and micro-batch "
-                           "are counted; other private-pool overhead is not")
+    if (
+        str(a.get("cuda_graph_impl") or "none") != "none"
+        or _truthy(a.get("enable_cuda_graph"))
+        or _truthy(a.get("external_cuda_graph"))
+    ):
+        assumptions.append(
+            "CUDA graphs: static input/output buffers of every graphed layer and micro-batch "
+            "are counted; other private-pool overhead is not"
+        )
     offload: frozenset[str] = frozenset()
     if _truthy(a.get("fine_grained_activation_offloading")):
         offload = frozenset(_words(a.get("offload_modules")) or ()) & frozenset(OFFLOAD_MODULES)
-        assumptions.append("fine-grained activation offloading: the saved tensors of "
-                           + (", ".join(sorted(offload)) or "no module")
-                           + " stay on the GPU only for the layer being computed")
+        assumptions.append(
+            "fine-grained activation offloading: the saved tensors of "
+            + (", ".join(sorted(offload)) or "no module")
+            + " stay on the GPU only for the layer being computed"
+        )
     if _truthy(a.get("cpu_offloading")):
-        assumptions.append("--cpu-offloading not modelled: offloaded activations are counted on the GPU, "
-                           "so the estimate is high")
-    graphs = str(a.get("cuda_graph_impl") or "none") != "none" or _truthy(a.get("enable_cuda_graph")) \
+        assumptions.append(
+            "--cpu-offloading not modelled: offloaded activations are counted on the GPU, so the estimate is high"
+        )
+    graphs = (
+        str(a.get("cuda_graph_impl") or "none") != "none"
+        or _truthy(a.get("enable_cuda_graph"))
         or _truthy(a.get("external_cuda_graph"))
+    )
     if _truthy(a.get("use_precision_aware_optimizer")):
         assumptions.append("precision-aware optimizer modelled as the default fp32 states")
     step_tmp = 4 if str(a.get("optimizer_impl")) == "torch" else 0
@@ -704,7 +786,6 @@ def estimate(args: Mapping[str, Any], world_size: int, calibration: Calibration 
         name = "only" if pp == 1 else ("first" if r == 0 else "last" if r == pp - 1 else "middle")
         idx = stage_layers[r]
         dense = expert = 0
-        act_layers = 0.0
         scores_max = 0.0
         layer_acts: list[float] = []
         layer_off: list[float] = []
@@ -744,7 +825,7 @@ def estimate(args: Mapping[str, Any], world_size: int, calibration: Calibration 
             # matmul buffer ("mpu") and the cached causal mask. With the Transformer Engine
             # spec, --attention-backend unfused runs TE's UnfusedDotProductAttention, which
             # allocates its score tensor per call (it is counted with the layer).
-            terms["attention_buffers"] = int(2 * (sh.a / tp) * sh.b * (sh.s / cp) ** 2 + sh.s ** 2)
+            terms["attention_buffers"] = int(2 * (sh.a / tp) * sh.b * (sh.s / cp) ** 2 + sh.s**2)
         static = sum(terms.values())
 
         # activations held when the last micro-batch in flight reaches its backward
@@ -819,8 +900,18 @@ def estimate(args: Mapping[str, Any], world_size: int, calibration: Calibration 
         terms["optimizer_step_transient"] = opt_tmp
         events["optimizer_step"] = static + opt_tmp
         ev = max(events, key=events.get)
-        stages.append(StageEstimate(stage=name, pp_rank=r, num_layers=n_layers, params=dense + expert,
-                                    expert_params=expert, terms=terms, peak_bytes=int(events[ev]), peak_event=ev))
+        stages.append(
+            StageEstimate(
+                stage=name,
+                pp_rank=r,
+                num_layers=n_layers,
+                params=dense + expert,
+                expert_params=expert,
+                terms=terms,
+                peak_bytes=int(events[ev]),
+                peak_event=ev,
+            )
+        )
 
     # outside the allocator. The caching allocator cannot place a block across
     # segments, so the largest single tensor can strand its own size in reserved but
@@ -839,5 +930,11 @@ def estimate(args: Mapping[str, Any], world_size: int, calibration: Calibration 
         "nccl": NCCL_PER_COMMUNICATOR_BYTES * comms,
         "fragmentation": int(max(FRAGMENTATION_FRACTION * peak, largest_block)),
     }
-    return MemoryEstimate(stages=tuple(stages), overhead_bytes=sum(over.values()), overhead_terms=over,
-                          world_size=world, layout=lay, assumptions=tuple(assumptions))
+    return MemoryEstimate(
+        stages=tuple(stages),
+        overhead_bytes=sum(over.values()),
+        overhead_terms=over,
+        world_size=world,
+        layout=lay,
+        assumptions=tuple(assumptions),
+    )

@@ -4,9 +4,11 @@
 root: the estimate itself, the usable memory of the GPU, the worst stage with its largest
 terms, the headroom, and, when the job does not fit comfortably, re-estimated suggestions.
 """
+
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from .calibration import WARN_FRACTION
 from .estimator import MemoryEstimate, StageEstimate
@@ -30,9 +32,15 @@ TERM_LABELS = {
     "fragmentation": "allocator fragmentation",
 }
 MODEL_STATE_TERMS = ("params", "grads", "optimizer_state")
-ACTIVATION_TERMS = ("activations", "embedding_and_final_norm_activations", "logits_and_loss",
-                    "backward_transient", "attention_buffers", "cuda_graph_buffers",
-                    "deferred_embedding_wgrad")
+ACTIVATION_TERMS = (
+    "activations",
+    "embedding_and_final_norm_activations",
+    "logits_and_loss",
+    "backward_transient",
+    "attention_buffers",
+    "cuda_graph_buffers",
+    "deferred_embedding_wgrad",
+)
 MAX_SUGGESTIONS = 5
 
 
@@ -95,9 +103,14 @@ def top_terms(stage: StageEstimate, overhead: Mapping[str, int], n: int = 3) -> 
     return [{"name": TERM_LABELS.get(k, k), "term": k, "bytes": int(v)} for k, v in items[:n] if v > 0]
 
 
-def context_view(est: MemoryEstimate, args: Mapping[str, Any], profile: Any = None,
-                 not_counted: Mapping[str, str] | None = None, gpus_per_node: int | None = None,
-                 with_suggestions: bool = True) -> dict[str, Any]:
+def context_view(
+    est: MemoryEstimate,
+    args: Mapping[str, Any],
+    profile: Any = None,
+    not_counted: Mapping[str, str] | None = None,
+    gpus_per_node: int | None = None,
+    with_suggestions: bool = True,
+) -> dict[str, Any]:
     data = est.to_json()
     data["args"] = dict(args)
     data["lower_bound"] = bool(not_counted)
@@ -105,8 +118,11 @@ def context_view(est: MemoryEstimate, args: Mapping[str, Any], profile: Any = No
     w = worst_stage(est)
     pt = w.peak_terms
     data["worst"] = {
-        "stage": w.stage, "pp_rank": w.pp_rank, "peak_bytes": w.peak_bytes,
-        "device_bytes": w.peak_bytes + est.overhead_bytes, "peak_event": w.peak_event,
+        "stage": w.stage,
+        "pp_rank": w.pp_rank,
+        "peak_bytes": w.peak_bytes,
+        "device_bytes": w.peak_bytes + est.overhead_bytes,
+        "peak_event": w.peak_event,
         "model_state_bytes": sum(pt.get(k, 0) for k in MODEL_STATE_TERMS),
         "activation_bytes": sum(pt.get(k, 0) for k in ACTIVATION_TERMS),
         "top_terms": top_terms(w, est.overhead_terms),
@@ -124,8 +140,9 @@ def context_view(est: MemoryEstimate, args: Mapping[str, Any], profile: Any = No
     data["headroom_bytes"] = usable - device
     data["used_fraction"] = device / usable
     if with_suggestions and device > WARN_FRACTION * usable:
-        data["suggestions"] = [s.to_json() for s in suggestions(args, est.world_size, int(WARN_FRACTION * usable),
-                                                                 gpus_per_node)]
+        data["suggestions"] = [
+            s.to_json() for s in suggestions(args, est.world_size, int(WARN_FRACTION * usable), gpus_per_node)
+        ]
     return data
 
 

@@ -14,11 +14,13 @@ loses GEMM efficiency, full recompute adds ~30 % compute (Megatron-Bridge,
 docs/training/activation-recomputation.md). Results: those that fit first, then
 cheapest, then fewest changes, then smallest predicted device memory.
 """
+
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from .calibration import DEFAULT_CALIBRATION, Calibration
 from .defaults import with_defaults
@@ -36,9 +38,15 @@ class Suggestion:
     note: str
 
     def to_json(self) -> dict[str, Any]:
-        return {"flags": list(self.flags), "changes": dict(self.changes), "peak_bytes": self.peak_bytes,
-                "device_bytes": self.device_bytes, "fits": self.fits, "cost_rank": self.cost_rank,
-                "note": self.note}
+        return {
+            "flags": list(self.flags),
+            "changes": dict(self.changes),
+            "peak_bytes": self.peak_bytes,
+            "device_bytes": self.device_bytes,
+            "fits": self.fits,
+            "cost_rank": self.cost_rank,
+            "note": self.note,
+        }
 
 
 # ordinal throughput costs (see the module docstring)
@@ -76,7 +84,11 @@ def _candidates(a: Mapping[str, Any]) -> list[tuple[int, str, Callable[[dict], d
         return {"pipeline_model_parallel_size": pp * 2}
 
     def full(x):
-        if x.get("recompute_granularity") == "full" and x.get("recompute_num_layers") == 1 and x.get("recompute_method") == "uniform":
+        if (
+            x.get("recompute_granularity") == "full"
+            and x.get("recompute_num_layers") == 1
+            and x.get("recompute_method") == "uniform"
+        ):
             return None
         return {"recompute_granularity": "full", "recompute_method": "uniform", "recompute_num_layers": 1}
 
@@ -138,8 +150,9 @@ def _valid_split(a: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
     return True
 
 
-def _estimate(args: Mapping[str, Any], changes: Mapping[str, Any], world_size: int,
-              calibration: Calibration) -> MemoryEstimate | None:
+def _estimate(
+    args: Mapping[str, Any], changes: Mapping[str, Any], world_size: int, calibration: Calibration
+) -> MemoryEstimate | None:
     a = with_defaults(args)
     if not _valid_split(a, changes):
         return None
@@ -158,8 +171,9 @@ def _fits(e: MemoryEstimate, usable: int | None) -> bool | None:
     return None if usable is None else e.device_bytes <= usable
 
 
-def suggest(args: Mapping[str, Any], world_size: int, usable_bytes: int | None,
-            calibration: Calibration = DEFAULT_CALIBRATION) -> list[Suggestion]:
+def suggest(
+    args: Mapping[str, Any], world_size: int, usable_bytes: int | None, calibration: Calibration = DEFAULT_CALIBRATION
+) -> list[Suggestion]:
     """Re-estimate the configuration under each single memory-saving change."""
     a = with_defaults(args)
     out: list[Suggestion] = []
@@ -170,9 +184,17 @@ def suggest(args: Mapping[str, Any], world_size: int, usable_bytes: int | None,
         e = _estimate(args, changes, world_size, calibration)
         if e is None:
             continue
-        out.append(Suggestion(flags=_flags(changes), changes=changes, peak_bytes=e.peak_bytes,
-                              device_bytes=e.device_bytes, fits=_fits(e, usable_bytes),
-                              cost_rank=cost, note=note))
+        out.append(
+            Suggestion(
+                flags=_flags(changes),
+                changes=changes,
+                peak_bytes=e.peak_bytes,
+                device_bytes=e.device_bytes,
+                fits=_fits(e, usable_bytes),
+                cost_rank=cost,
+                note=note,
+            )
+        )
     out.sort(key=lambda s: (s.fits is not True, s.cost_rank, s.device_bytes))
     return out
 
@@ -185,9 +207,14 @@ def _powers(start: int, limit: int) -> list[int]:
     return out
 
 
-def plan(args: Mapping[str, Any], world_size: int, usable_bytes: int,
-         gpus_per_node: int | None = None, calibration: Calibration = DEFAULT_CALIBRATION,
-         max_changes: int = 5) -> Suggestion | None:
+def plan(
+    args: Mapping[str, Any],
+    world_size: int,
+    usable_bytes: int,
+    gpus_per_node: int | None = None,
+    calibration: Calibration = DEFAULT_CALIBRATION,
+    max_changes: int = 5,
+) -> Suggestion | None:
     """The cheapest combination of the changes of `suggest` that fits, or None.
 
     TP and PP may be doubled several times; TP beyond the GPUs of one node costs more
@@ -244,7 +271,16 @@ def plan(args: Mapping[str, Any], world_size: int, usable_bytes: int,
             continue
         key = (cost, len(changes), e.device_bytes)
         if best is None or key < best[0]:
-            best = (key, Suggestion(flags=_flags(changes), changes=changes, peak_bytes=e.peak_bytes,
-                                    device_bytes=e.device_bytes, fits=True, cost_rank=cost,
-                                    note="cheapest combination that fits"))
+            best = (
+                key,
+                Suggestion(
+                    flags=_flags(changes),
+                    changes=changes,
+                    peak_bytes=e.peak_bytes,
+                    device_bytes=e.device_bytes,
+                    fits=True,
+                    cost_rank=cost,
+                    note="cheapest combination that fits",
+                ),
+            )
     return best[1] if best else None

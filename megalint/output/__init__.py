@@ -9,8 +9,8 @@ with `sources` mapping a path to its SourceFile, `rules` a code to its RuleMeta 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
 
 from megalint.diagnostics import Diagnostic
 from megalint.output import concise, full, github, gitlab, grouped, json_format, junit, sarif
@@ -18,8 +18,7 @@ from megalint.output.common import RenderOptions
 from megalint.output.meta import RuleMeta
 from megalint.source import SourceFile
 
-Renderer = Callable[[Sequence[Diagnostic], Mapping[str, SourceFile], Mapping[str, RuleMeta],
-                     RenderOptions], str]
+Renderer = Callable[[Sequence[Diagnostic], Mapping[str, SourceFile], Mapping[str, RuleMeta], RenderOptions], str]
 
 FORMATS: dict[str, Renderer] = {
     "full": full.render,
@@ -70,7 +69,8 @@ def parse_output_formats(values: Sequence[str], default: str = DEFAULT_FORMAT) -
     if len(to_stdout) > 1:
         raise OutputFormatError(
             f"formats {', '.join(to_stdout)} all write to standard output; give all but one a path "
-            f"(e.g. --output-format sarif:megalint.sarif)")
+            f"(e.g. --output-format sarif:megalint.sarif)"
+        )
     seen: set[str] = set()
     for t in targets:
         if t.path is not None:
@@ -80,12 +80,27 @@ def parse_output_formats(values: Sequence[str], default: str = DEFAULT_FORMAT) -
     return targets
 
 
-def render(format: str, diagnostics: Sequence[Diagnostic], sources: Mapping[str, SourceFile],
-           rules: Mapping[str, RuleMeta], options: RenderOptions | None = None) -> str:
+def render(
+    format: str,
+    diagnostics: Sequence[Diagnostic],
+    sources: Mapping[str, SourceFile],
+    rules: Mapping[str, RuleMeta],
+    options: RenderOptions | None = None,
+) -> str:
     if format not in FORMATS:
         raise OutputFormatError(f"unknown output format {format!r}")
     return FORMATS[format](diagnostics, sources, rules, options or RenderOptions())
 
 
-__all__ = ["FORMATS", "DEFAULT_FORMAT", "HUMAN_FORMATS", "OutputTarget", "OutputFormatError",
-           "RenderOptions", "RuleMeta", "parse_output_format", "parse_output_formats", "render"]
+__all__ = [
+    "FORMATS",
+    "DEFAULT_FORMAT",
+    "HUMAN_FORMATS",
+    "OutputTarget",
+    "OutputFormatError",
+    "RenderOptions",
+    "RuleMeta",
+    "parse_output_format",
+    "parse_output_formats",
+    "render",
+]

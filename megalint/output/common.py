@@ -7,8 +7,8 @@ import os
 import posixpath
 import re
 from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
 
 from megalint import __version__
 from megalint.diagnostics import Applicability, Diagnostic, Severity
@@ -39,8 +39,7 @@ class RenderOptions:
     github_always_summary: bool = False
 
 
-def color_enabled(mode: str = "auto", isatty: bool = False,
-                  environ: Mapping[str, str] | None = None) -> bool:
+def color_enabled(mode: str = "auto", isatty: bool = False, environ: Mapping[str, str] | None = None) -> bool:
     """Whether human output gets ANSI colour.
 
     `--color always|never` decides outright. For `auto`: NO_COLOR (non-empty) turns colour
@@ -65,8 +64,18 @@ def color_enabled(mode: str = "auto", isatty: bool = False,
 
 
 def sort_diagnostics(diagnostics: Sequence[Diagnostic]) -> list[Diagnostic]:
-    return sorted(diagnostics, key=lambda d: (d.span.path, d.span.start_line, d.span.start_col,
-                                              d.code, d.span.end_line, d.span.end_col, d.message))
+    return sorted(
+        diagnostics,
+        key=lambda d: (
+            d.span.path,
+            d.span.start_line,
+            d.span.start_col,
+            d.code,
+            d.span.end_line,
+            d.span.end_col,
+            d.message,
+        ),
+    )
 
 
 def fixable(d: Diagnostic, unsafe: bool = False) -> bool:
@@ -99,8 +108,11 @@ def summary_line(diagnostics: Sequence[Diagnostic], unsafe: bool = False) -> str
     found = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
     line = f"Found {found}."
     n_safe = sum(1 for d in diagnostics if fixable(d, unsafe))
-    n_hidden = 0 if unsafe else sum(
-        1 for d in diagnostics if d.fix and d.fix.edits and d.fix.applicability == Applicability.UNSAFE)
+    n_hidden = (
+        0
+        if unsafe
+        else sum(1 for d in diagnostics if d.fix and d.fix.edits and d.fix.applicability == Applicability.UNSAFE)
+    )
     if n_safe:
         option = "--fix --unsafe-fixes" if unsafe else "--fix"
         line += f"\n[*] {n_safe} fixable with {option}"
@@ -125,7 +137,7 @@ def relative_path(path: str, root: str | None) -> str:
     if p_norm == r:
         return posixpath.basename(p_norm)
     if p_norm.startswith(r.rstrip("/") + "/"):
-        return p_norm[len(r.rstrip("/")) + 1:]
+        return p_norm[len(r.rstrip("/")) + 1 :]
     return p
 
 
@@ -142,8 +154,9 @@ def _normalised_line(d: Diagnostic, sources: Mapping[str, SourceFile]) -> str:
     return _WS.sub(" ", d.message).strip()
 
 
-def fingerprints(diagnostics: Sequence[Diagnostic], sources: Mapping[str, SourceFile],
-                 root: str | None = None) -> dict[int, str]:
+def fingerprints(
+    diagnostics: Sequence[Diagnostic], sources: Mapping[str, SourceFile], root: str | None = None
+) -> dict[int, str]:
     """A fingerprint per diagnostic (keyed by id()) that survives lines moving.
 
     sha256 over code, repository-relative path and the whitespace-normalised text of the

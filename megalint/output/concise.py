@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from megalint.diagnostics import Diagnostic
 from megalint.output.common import RenderOptions, fixable, sort_diagnostics, summary_line
@@ -16,16 +16,22 @@ def one_line(d: Diagnostic, unsafe: bool) -> str:
     return f"{d.span.path}:{d.span.start_line}:{d.span.start_col}: {d.code}{mark} {message}"
 
 
-def render(diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleMeta],
-           options: RenderOptions | None = None) -> str:
+def render(
+    diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleMeta], options: RenderOptions | None = None
+) -> str:
     opts = options or RenderOptions()
     out = Out(opts.color)
     for d in sort_diagnostics(diagnostics):
         s = d.span
         mark = " [*]" if fixable(d, opts.unsafe_fixes) else ""
         message = d.message.replace("\r", " ").replace("\n", " ")
-        out.line((f"{s.path}:{s.start_line}:{s.start_col}:", "path"), (" ", None),
-                 (d.code, d.severity.value), (mark, "help"), (" " + message, None))
+        out.line(
+            (f"{s.path}:{s.start_line}:{s.start_col}:", "path"),
+            (" ", None),
+            (d.code, d.severity.value),
+            (mark, "help"),
+            (" " + message, None),
+        )
     if opts.summary:
         for line in summary_line(diagnostics, opts.unsafe_fixes).split("\n"):
             out.line((line, None))

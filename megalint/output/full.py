@@ -29,18 +29,17 @@ from __future__ import annotations
 import re
 import textwrap
 import weakref
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Mapping, Sequence
+from functools import cache
 
 from rich.cells import cell_len
 from rich.color import ColorSystem
 from rich.style import Style
 
-from megalint.diagnostics import Applicability, Diagnostic, Severity
+from megalint.diagnostics import Applicability, Diagnostic
 from megalint.fix import line_starts, resolve_edits, splice
-from megalint.output.common import (
-    RenderOptions, doc_url, fixable, sort_diagnostics, summary_line)
+from megalint.output.common import RenderOptions, doc_url, sort_diagnostics, summary_line
 from megalint.output.meta import RuleMeta
 from megalint.source import SourceFile
 
@@ -65,7 +64,7 @@ STYLES = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def _style(name: str) -> Style:
     return Style.parse(STYLES[name])
 
@@ -85,15 +84,16 @@ class Out:
         out = []
         for runs in self.lines:
             if self.color:
-                out.append("".join(
-                    _style(st).render(t, color_system=ColorSystem.STANDARD) if st else t
-                    for t, st in runs))
+                out.append(
+                    "".join(_style(st).render(t, color_system=ColorSystem.STANDARD) if st else t for t, st in runs)
+                )
             else:
                 out.append("".join(t for t, _ in runs))
         return "\n".join(s.rstrip() if not self.color else s for s in out)
 
 
 # --- display cells ---------------------------------------------------------------------
+
 
 def _show_char(ch: str) -> str:
     o = ord(ch)
@@ -121,7 +121,7 @@ class DisplayLine:
     pos: list[int]  # display cell where each code point starts; pos[len] is the total
 
     @classmethod
-    def of(cls, line: str) -> "DisplayLine":
+    def of(cls, line: str) -> DisplayLine:
         if line.endswith("\r"):
             line = line[:-1]  # CRLF files show like LF ones
         pieces = [_show_char(ch) for ch in line]
@@ -146,7 +146,7 @@ class DisplayLine:
     def render(self, lo: int, hi: int) -> str:
         """The cells [lo, hi); a wide character cut by an edge becomes spaces."""
         out = []
-        for p, start, end in zip(self.pieces, self.pos, self.pos[1:]):
+        for p, start, end in zip(self.pieces, self.pos, self.pos[1:], strict=False):
             if end <= lo or start >= hi:
                 continue
             if start < lo or end > hi:
@@ -180,7 +180,7 @@ def _first_non_space(line: str) -> int:
     return len(line) - len(stripped) + 1
 
 
-_STARTS: "weakref.WeakKeyDictionary[SourceFile, list[int]]" = weakref.WeakKeyDictionary()
+_STARTS: weakref.WeakKeyDictionary[SourceFile, list[int]] = weakref.WeakKeyDictionary()
 
 
 def _starts(sf: SourceFile) -> list[int]:
@@ -263,8 +263,7 @@ class _Frame:
 
     def source(self, number: int | None, marker: str, text: str, style: str | None) -> None:
         num = str(number) if number is not None else ""
-        self.out.line((num.rjust(self.gutter) + " " + marker, "gutter"),
-                      (" " + text if text else "", style))
+        self.out.line((num.rjust(self.gutter) + " " + marker, "gutter"), (" " + text if text else "", style))
 
     def annotated_line(self, number: int, dl: DisplayLine, marks: list[Mark]) -> None:
         cells = [(dl.cell(m.first), max(dl.cell(m.last), dl.cell(m.first) + 1)) for m in marks]
@@ -288,12 +287,12 @@ class _Frame:
             text = m.text or ""
             tw = cell_len(text)
             if not text or b + 1 + tw <= self.avail:
-                self.out.line(gutter, (" " + " " * a, None), (ch * (b - a), style),
-                              ((" " + text) if text else "", style))
+                self.out.line(
+                    gutter, (" " + " " * a, None), (ch * (b - a), style), ((" " + text) if text else "", style)
+                )
             elif tw + 1 <= a:
                 # No room on the right: the text goes left of its marker.
-                self.out.line(gutter, (" " + " " * (a - tw - 1), None), (text + " ", style),
-                              (ch * (b - a), style))
+                self.out.line(gutter, (" " + " " * (a - tw - 1), None), (text + " ", style), (ch * (b - a), style))
             else:
                 self.out.line(gutter, (" " + " " * a, None), (ch * (b - a), style))
                 if tw > self.avail:
@@ -316,8 +315,9 @@ def _wrap(out: Out, head: str, style: str, body: str, width: int) -> None:
     paragraphs = body.split("\n")
     first = True
     for para in paragraphs:
-        lines = textwrap.wrap(para, width=max(width - len(indent), 20), break_long_words=False,
-                              break_on_hyphens=False) or [""]
+        lines = textwrap.wrap(
+            para, width=max(width - len(indent), 20), break_long_words=False, break_on_hyphens=False
+        ) or [""]
         for ln in lines:
             if first:
                 out.line((head + ":", style), (" " + ln, None))
@@ -392,13 +392,20 @@ def _crop_plain(text: str, avail: int, focus_col: int = 1) -> str:
     return (ELLIPSIS if left else "") + dl.render(lo, hi) + (ELLIPSIS if right else "")
 
 
-def render_one(out: Out, d: Diagnostic, sources: Mapping[str, SourceFile],
-               rules: Mapping[str, RuleMeta], opts: RenderOptions) -> None:
+def render_one(
+    out: Out, d: Diagnostic, sources: Mapping[str, SourceFile], rules: Mapping[str, RuleMeta], opts: RenderOptions
+) -> None:
     sev = d.severity.value
     s = d.span
-    out.line((f"{s.path}:{s.start_line}:{s.start_col}:", "path"), (" ", None), (sev, sev),
-             (" ", None), (d.code, sev), (f" [{d.name}]" if d.name else "", "name"),
-             (" " + d.message, None))
+    out.line(
+        (f"{s.path}:{s.start_line}:{s.start_col}:", "path"),
+        (" ", None),
+        (sev, sev),
+        (" ", None),
+        (d.code, sev),
+        (f" [{d.name}]" if d.name else "", "name"),
+        (" " + d.message, None),
+    )
 
     anns = _annotations(d)
     by_path: dict[str, list[Annotation]] = {}
@@ -438,8 +445,7 @@ def render_one(out: Out, d: Diagnostic, sources: Mapping[str, SourceFile],
     for path, per_line, show, sf, hidden in frames:
         if path != s.path:
             first_ann = min((a for a in by_path[path]), key=lambda a: (a.start_line, a.start_col))
-            out.line((" " * gutter + "::: ", "gutter"),
-                     (f"{path}:{first_ann.start_line}:{first_ann.start_col}", None))
+            out.line((" " * gutter + "::: ", "gutter"), (f"{path}:{first_ann.start_line}:{first_ann.start_col}", None))
         frame.bar()
         prev = None
         for ln in show:
@@ -453,15 +459,18 @@ def render_one(out: Out, d: Diagnostic, sources: Mapping[str, SourceFile],
                 frame.annotated_line(ln, dl, per_line[ln])
             else:
                 lo, hi, left, right = _window(dl, [], frame.avail)
-                frame.source(ln, "|", (ELLIPSIS if left else "") + dl.render(lo, hi)
-                             + (ELLIPSIS if right else ""), None)
+                frame.source(
+                    ln, "|", (ELLIPSIS if left else "") + dl.render(lo, hi) + (ELLIPSIS if right else ""), None
+                )
             prev = ln
         frame.bar()
 
     for a in missing:
-        out.line((" " * gutter + "::: ", "gutter"),
-                 (f"{a.path}:{a.start_line}:{a.start_col}", None),
-                 (f": {a.text}" if a.text else "", "label"))
+        out.line(
+            (" " * gutter + "::: ", "gutter"),
+            (f"{a.path}:{a.start_line}:{a.start_col}", None),
+            (f": {a.text}" if a.text else "", "label"),
+        )
 
     width = opts.width
     if d.condition:
@@ -495,8 +504,12 @@ def render_one(out: Out, d: Diagnostic, sources: Mapping[str, SourceFile],
         out.line(("docs:", "dim"), (" ", None), (url, "link"))
 
 
-def render(diagnostics: Sequence[Diagnostic], sources: Mapping[str, SourceFile],
-           rules: Mapping[str, RuleMeta], options: RenderOptions | None = None) -> str:
+def render(
+    diagnostics: Sequence[Diagnostic],
+    sources: Mapping[str, SourceFile],
+    rules: Mapping[str, RuleMeta],
+    options: RenderOptions | None = None,
+) -> str:
     opts = options or RenderOptions()
     out = Out(opts.color)
     for i, d in enumerate(sort_diagnostics(diagnostics)):

@@ -15,12 +15,11 @@ others are printed as plain log lines, and a Markdown table of every finding goe
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
 
 from megalint.diagnostics import Diagnostic, Severity
-from megalint.output.common import (
-    RenderOptions, plural, doc_url, fixable, relative_path, sort_diagnostics)
+from megalint.output.common import RenderOptions, doc_url, fixable, plural, relative_path, sort_diagnostics
 from megalint.output.meta import RuleMeta
 
 COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
@@ -55,8 +54,7 @@ def _message(d: Diagnostic, rules: Mapping[str, RuleMeta]) -> str:
     return text
 
 
-def annotation(d: Diagnostic, rules: Mapping[str, RuleMeta], root: str | None = None,
-               tool: str = "megalint") -> str:
+def annotation(d: Diagnostic, rules: Mapping[str, RuleMeta], root: str | None = None, tool: str = "megalint") -> str:
     s = d.span
     props = [("file", relative_path(s.path, root)), ("line", str(s.start_line))]
     end_line = max(s.end_line, s.start_line)
@@ -78,16 +76,24 @@ def _md_cell(s: str) -> str:
     return s.replace("\\", "\\\\").replace("|", "\\|").replace("\r", "").replace("\n", "<br>")
 
 
-def step_summary(diagnostics: Sequence[Diagnostic], rules: Mapping[str, RuleMeta],
-                 root: str | None = None, annotated: int | None = None, tool: str = "megalint",
-                 max_per_type: int = 10) -> str:
+def step_summary(
+    diagnostics: Sequence[Diagnostic],
+    rules: Mapping[str, RuleMeta],
+    root: str | None = None,
+    annotated: int | None = None,
+    tool: str = "megalint",
+    max_per_type: int = 10,
+) -> str:
     ordered = _severity_order(diagnostics)
     counts = Counter(d.severity for d in ordered)
     lines = [f"## {tool}: {len(ordered)} finding{'s' if len(ordered) != 1 else ''}", ""]
     lines.append(", ".join(plural(counts[s], s.value) for s in Severity if counts[s]) or "no findings")
     if annotated is not None and annotated < len(ordered):
-        lines += ["", f"GitHub shows at most {plural(max_per_type, 'annotation')} of each type per step; "
-                      f"{len(ordered) - annotated} of these findings are listed here only."]
+        lines += [
+            "",
+            f"GitHub shows at most {plural(max_per_type, 'annotation')} of each type per step; "
+            f"{len(ordered) - annotated} of these findings are listed here only.",
+        ]
     lines += ["", "| Severity | Code | Location | Message |", "|---|---|---|---|"]
     for d in ordered:
         s = d.span
@@ -97,8 +103,7 @@ def step_summary(diagnostics: Sequence[Diagnostic], rules: Mapping[str, RuleMeta
         if url:
             code = f"[{d.code}]({url.replace(')', '%29')})"
         fix = " [*]" if fixable(d) else ""
-        lines.append(f"| {d.severity.value} | {_md_cell(code)}{fix} | {_md_cell(loc)} "
-                     f"| {_md_cell(d.message)} |")
+        lines.append(f"| {d.severity.value} | {_md_cell(code)}{fix} | {_md_cell(loc)} | {_md_cell(d.message)} |")
     return "\n".join(lines) + "\n"
 
 
@@ -115,8 +120,9 @@ class GithubOutput:
     dropped: int
 
 
-def render_github(diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleMeta],
-                  options: RenderOptions | None = None) -> GithubOutput:
+def render_github(
+    diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleMeta], options: RenderOptions | None = None
+) -> GithubOutput:
     opts = options or RenderOptions()
     ordered = _severity_order(diagnostics)
     per_type: Counter = Counter()
@@ -130,26 +136,30 @@ def render_github(diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str
             overflow.append(d)
     annotated = len(ordered) - len(overflow)
     if overflow:
-        lines.append(f"{opts.tool_name}: {len(overflow)} more finding{'s' if len(overflow) != 1 else ''} "
-                     f"not annotated (GitHub keeps {plural(opts.github_max_per_type, 'annotation')} of each type "
-                     f"per step); the step summary lists all {len(ordered)}; "
-                     f"use --output-format sarif for complete results:")
+        lines.append(
+            f"{opts.tool_name}: {len(overflow)} more finding{'s' if len(overflow) != 1 else ''} "
+            f"not annotated (GitHub keeps {plural(opts.github_max_per_type, 'annotation')} of each type "
+            f"per step); the step summary lists all {len(ordered)}; "
+            f"use --output-format sarif for complete results:"
+        )
         for d in overflow:
             s = d.span
             message = d.message.replace("\r", " ").replace("\n", " ")
             # Indented so a log line never begins with a workflow command.
-            lines.append(f"  {relative_path(s.path, opts.root)}:{s.start_line}:{s.start_col}: "
-                         f"{d.severity.value} {d.code} {message}")
+            lines.append(
+                f"  {relative_path(s.path, opts.root)}:{s.start_line}:{s.start_col}: "
+                f"{d.severity.value} {d.code} {message}"
+            )
     summary = None
     if overflow or (opts.github_always_summary and ordered):
-        summary = step_summary(ordered, rules, opts.root, annotated, opts.tool_name,
-                               opts.github_max_per_type)
+        summary = step_summary(ordered, rules, opts.root, annotated, opts.tool_name, opts.github_max_per_type)
     text = "".join(line + "\n" for line in lines)
     return GithubOutput(text, summary, annotated, len(overflow))
 
 
-def render(diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleMeta],
-           options: RenderOptions | None = None) -> str:
+def render(
+    diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleMeta], options: RenderOptions | None = None
+) -> str:
     opts = options or RenderOptions()
     result = render_github(diagnostics, sources, rules, opts)
     if result.summary is not None and opts.step_summary is not None:

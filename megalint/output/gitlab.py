@@ -8,7 +8,7 @@ line-independent fingerprint SARIF uses, so an issue keeps its identity while li
 from __future__ import annotations
 
 import json
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from megalint.diagnostics import Diagnostic, Severity
 from megalint.output.common import RenderOptions, fingerprints, relative_path, sort_diagnostics
@@ -17,24 +17,27 @@ from megalint.output.meta import RuleMeta
 SEVERITY = {Severity.ERROR: "major", Severity.WARNING: "minor", Severity.INFO: "info"}
 
 
-def render(diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleMeta],
-           options: RenderOptions | None = None) -> str:
+def render(
+    diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleMeta], options: RenderOptions | None = None
+) -> str:
     opts = options or RenderOptions()
     ordered = sort_diagnostics(diagnostics)
     prints = fingerprints(ordered, sources, opts.root)
     issues = []
     for d in ordered:
         s = d.span
-        issues.append({
-            "type": "issue",
-            "description": f"{d.code}: {d.message}",
-            "check_name": d.code,
-            "fingerprint": prints[id(d)],
-            "severity": SEVERITY[d.severity],
-            "categories": ["Bug Risk"],
-            "location": {
-                "path": relative_path(s.path, opts.root),
-                "lines": {"begin": s.start_line, "end": max(s.end_line, s.start_line)},
-            },
-        })
+        issues.append(
+            {
+                "type": "issue",
+                "description": f"{d.code}: {d.message}",
+                "check_name": d.code,
+                "fingerprint": prints[id(d)],
+                "severity": SEVERITY[d.severity],
+                "categories": ["Bug Risk"],
+                "location": {
+                    "path": relative_path(s.path, opts.root),
+                    "lines": {"begin": s.start_line, "end": max(s.end_line, s.start_line)},
+                },
+            }
+        )
     return json.dumps(issues, indent=2, ensure_ascii=False) + "\n"

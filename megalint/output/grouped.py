@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from itertools import groupby
-from typing import Mapping, Sequence
 
 from megalint.diagnostics import Diagnostic
 from megalint.output.common import RenderOptions, fixable, sort_diagnostics, summary_line
@@ -11,8 +11,9 @@ from megalint.output.full import Out
 from megalint.output.meta import RuleMeta
 
 
-def render(diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleMeta],
-           options: RenderOptions | None = None) -> str:
+def render(
+    diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleMeta], options: RenderOptions | None = None
+) -> str:
     opts = options or RenderOptions()
     out = Out(opts.color)
     ordered = sort_diagnostics(diagnostics)
@@ -27,9 +28,13 @@ def render(diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleM
             pos = f"{d.span.start_line}:{d.span.start_col}"
             mark = "[*]" if fixable(d, opts.unsafe_fixes) else "   "
             message = d.message.replace("\r", " ").replace("\n", " ")
-            out.line(("  " + pos.ljust(width), "dim"), ("  ", None),
-                     (d.code.ljust(code_width), d.severity.value), (" " + mark, "help"),
-                     (" " + message, None))
+            out.line(
+                ("  " + pos.ljust(width), "dim"),
+                ("  ", None),
+                (d.code.ljust(code_width), d.severity.value),
+                (" " + mark, "help"),
+                (" " + message, None),
+            )
     if opts.summary:
         if ordered:
             out.line(("", None))

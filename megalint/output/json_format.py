@@ -9,7 +9,7 @@ Rows and columns are 1-based, columns in code points, end exclusive.
 from __future__ import annotations
 
 import json
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from megalint.diagnostics import Diagnostic
 from megalint.output.common import RenderOptions, doc_url, sort_diagnostics
@@ -23,13 +23,17 @@ def to_object(d: Diagnostic, rules: Mapping[str, RuleMeta]) -> dict:
     return obj
 
 
-def render(diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleMeta],
-           options: RenderOptions | None = None) -> str:
+def render(
+    diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleMeta], options: RenderOptions | None = None
+) -> str:
     objs = [to_object(d, rules) for d in sort_diagnostics(diagnostics)]
     return json.dumps(objs, indent=2, ensure_ascii=False) + "\n"
 
 
-def render_lines(diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleMeta],
-                 options: RenderOptions | None = None) -> str:
-    return "".join(json.dumps(to_object(d, rules), ensure_ascii=False, separators=(",", ":")) + "\n"
-                   for d in sort_diagnostics(diagnostics))
+def render_lines(
+    diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleMeta], options: RenderOptions | None = None
+) -> str:
+    return "".join(
+        json.dumps(to_object(d, rules), ensure_ascii=False, separators=(",", ":")) + "\n"
+        for d in sort_diagnostics(diagnostics)
+    )

@@ -10,8 +10,8 @@ Characters XML 1.0 cannot carry (most C0 controls) are written as \\uXXXX.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from itertools import groupby
-from typing import Mapping, Sequence
 from xml.sax.saxutils import escape, quoteattr
 
 from megalint.diagnostics import Diagnostic
@@ -33,8 +33,9 @@ def _text(s: str) -> str:
     return escape(_clean(s))
 
 
-def render(diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleMeta],
-           options: RenderOptions | None = None) -> str:
+def render(
+    diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleMeta], options: RenderOptions | None = None
+) -> str:
     opts = options or RenderOptions()
     tool = opts.tool_name
     ordered = sort_diagnostics(diagnostics)
@@ -58,23 +59,29 @@ def render(diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleM
                 body.append(f"docs: {url}")
             cases.append(
                 f"    <testcase name={_attr(f'{tool}.{d.code}')} classname={_attr(path)} "
-                f"file={_attr(path)} line=\"{s.start_line}\" column=\"{s.start_col}\">\n"
+                f'file={_attr(path)} line="{s.start_line}" column="{s.start_col}">\n'
                 f"      <properties>\n"
-                f"        <property name=\"severity\" value={_attr(d.severity.value)}/>\n"
-                f"        <property name=\"rule\" value={_attr(d.name)}/>\n"
+                f'        <property name="severity" value={_attr(d.severity.value)}/>\n'
+                f'        <property name="rule" value={_attr(d.name)}/>\n'
                 f"      </properties>\n"
                 f"      <failure message={_attr(f'line {s.start_line}, col {s.start_col}, {d.message}')} "
                 f"type={_attr(d.severity.value)}>{_text(chr(10).join(body))}</failure>\n"
-                f"    </testcase>")
+                f"    </testcase>"
+            )
         if not group:
             cases.append(f"    <testcase name={_attr(f'{tool}')} classname={_attr(path)} file={_attr(path)}/>")
         suites.append(
-            f"  <testsuite name={_attr(path)} tests=\"{max(len(group), 1)}\" "
-            f"failures=\"{len(group)}\" errors=\"0\" skipped=\"0\">\n" + "\n".join(cases) + "\n  </testsuite>")
+            f'  <testsuite name={_attr(path)} tests="{max(len(group), 1)}" '
+            f'failures="{len(group)}" errors="0" skipped="0">\n' + "\n".join(cases) + "\n  </testsuite>"
+        )
     if not suites:
-        suites.append(f"  <testsuite name={_attr(tool)} tests=\"1\" failures=\"0\" errors=\"0\" skipped=\"0\">\n"
-                      f"    <testcase name={_attr('No findings')} classname={_attr(tool)}/>\n  </testsuite>")
+        suites.append(
+            f'  <testsuite name={_attr(tool)} tests="1" failures="0" errors="0" skipped="0">\n'
+            f"    <testcase name={_attr('No findings')} classname={_attr(tool)}/>\n  </testsuite>"
+        )
     tests = sum(max(len(by_path.get(p, [])), 1) for p in sorted(set(by_path) | set(clean))) or 1
-    head = (f"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-            f"<testsuites name={_attr(tool)} tests=\"{tests}\" failures=\"{len(ordered)}\" errors=\"0\">\n")
+    head = (
+        f'<?xml version="1.0" encoding="UTF-8"?>\n'
+        f'<testsuites name={_attr(tool)} tests="{tests}" failures="{len(ordered)}" errors="0">\n'
+    )
     return head + "\n".join(suites) + "\n</testsuites>\n"

@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import json
 import posixpath
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from urllib.parse import quote
 
 from megalint.diagnostics import Applicability, Diagnostic, Severity
-from megalint.output.common import (
-    RenderOptions, doc_url, fingerprints, relative_path, sort_diagnostics)
+from megalint.output.common import RenderOptions, doc_url, fingerprints, relative_path, sort_diagnostics
 from megalint.output.meta import RuleMeta
 from megalint.source import Span
 
@@ -44,8 +43,12 @@ def artifact_location(path: str, root: str | None) -> dict:
 
 
 def region(span: Span) -> dict:
-    r = {"startLine": span.start_line, "startColumn": span.start_col,
-         "endLine": max(span.end_line, span.start_line), "endColumn": span.end_col}
+    r = {
+        "startLine": span.start_line,
+        "startColumn": span.start_col,
+        "endLine": max(span.end_line, span.start_line),
+        "endColumn": span.end_col,
+    }
     if r["endLine"] == r["startLine"] and r["endColumn"] < r["startColumn"]:
         r["endColumn"] = r["startColumn"]
     return r
@@ -112,8 +115,9 @@ def _fixes(d: Diagnostic, root: str | None) -> list[dict]:
     return [{"description": {"text": text}, "artifactChanges": changes}]
 
 
-def build(diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleMeta],
-          options: RenderOptions | None = None) -> dict:
+def build(
+    diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleMeta], options: RenderOptions | None = None
+) -> dict:
     opts = options or RenderOptions()
     ordered = sort_diagnostics(diagnostics)
     descriptors = {code: _rule_descriptor(meta) for code, meta in rules.items()}
@@ -134,18 +138,28 @@ def build(diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleMe
             "ruleIndex": index[d.code],
             "level": LEVEL[d.severity],
             "message": {"text": _message(d)},
-            "locations": [{"physicalLocation": {
-                "artifactLocation": artifact_location(d.span.path, opts.root),
-                "region": region(d.span)}}],
+            "locations": [
+                {
+                    "physicalLocation": {
+                        "artifactLocation": artifact_location(d.span.path, opts.root),
+                        "region": region(d.span),
+                    }
+                }
+            ],
             "partialFingerprints": {"megalint/v1": prints[id(d)]},
         }
         if d.labels:
             result["relatedLocations"] = [
-                {"id": i + 1,
-                 "physicalLocation": {"artifactLocation": artifact_location(lab.span.path, opts.root),
-                                      "region": region(lab.span)},
-                 "message": {"text": lab.text or "-"}}
-                for i, lab in enumerate(d.labels)]
+                {
+                    "id": i + 1,
+                    "physicalLocation": {
+                        "artifactLocation": artifact_location(lab.span.path, opts.root),
+                        "region": region(lab.span),
+                    },
+                    "message": {"text": lab.text or "-"},
+                }
+                for i, lab in enumerate(d.labels)
+            ]
         fixes = _fixes(d, opts.root)
         if fixes:
             result["fixes"] = fixes
@@ -160,13 +174,15 @@ def build(diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleMe
         results.append(result)
 
     run = {
-        "tool": {"driver": {
-            "name": opts.tool_name,
-            "version": opts.tool_version,
-            "semanticVersion": opts.tool_version,
-            "informationUri": opts.information_uri,
-            "rules": [descriptors[c] for c in codes],
-        }},
+        "tool": {
+            "driver": {
+                "name": opts.tool_name,
+                "version": opts.tool_version,
+                "semanticVersion": opts.tool_version,
+                "informationUri": opts.information_uri,
+                "rules": [descriptors[c] for c in codes],
+            }
+        },
         "automationDetails": {"id": f"{opts.tool_name}/"},
         "columnKind": "unicodeCodePoints",
         "results": results,
@@ -177,6 +193,7 @@ def build(diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleMe
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
 
-def render(diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleMeta],
-           options: RenderOptions | None = None) -> str:
+def render(
+    diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleMeta], options: RenderOptions | None = None
+) -> str:
     return json.dumps(build(diagnostics, sources, rules, options), indent=2, ensure_ascii=False) + "\n"

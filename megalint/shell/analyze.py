@@ -11,12 +11,21 @@ from megalint.shell.headers import implied_environment, read_headers
 from megalint.shell.parse import ParsedScript, parse_file, parse_text
 
 
-def analyze_parsed(ps: ParsedScript, root_dir: str | None = None, assume: dict | None = None,
-                   follow_outside_root: bool = False, skip_unread: bool = True) -> ScriptFacts:
+def analyze_parsed(
+    ps: ParsedScript,
+    root_dir: str | None = None,
+    assume: dict | None = None,
+    follow_outside_root: bool = False,
+    skip_unread: bool = True,
+) -> ScriptFacts:
     headers = read_headers(ps.source)
-    ev = Evaluator(root_dir=root_dir or os.path.dirname(os.path.abspath(ps.source.path)),
-                   assume=assume, follow_outside_root=follow_outside_root, skip_unread=skip_unread,
-                   header_env={k: v for k, v in implied_environment(headers).items() if k not in (assume or {})})
+    ev = Evaluator(
+        root_dir=root_dir or os.path.dirname(os.path.abspath(ps.source.path)),
+        assume=assume,
+        follow_outside_root=follow_outside_root,
+        skip_unread=skip_unread,
+        header_env={k: v for k, v in implied_environment(headers).items() if k not in (assume or {})},
+    )
     states = ev.run(ps)
     findings = find_hazards(ps) + ev.findings
     findings.sort(key=lambda f: (f.span.path, f.span.start))

@@ -8,7 +8,7 @@ names are looked up through a callback that returns an int, None (unknown) or ra
 from __future__ import annotations
 
 import re
-from typing import Callable
+from collections.abc import Callable
 
 _TOKEN = re.compile(
     r"\s*(?:(?P<num>0[xX][0-9a-fA-F]+|[0-9]+#[0-9a-zA-Z@_]+|[0-9]+)"
@@ -71,7 +71,7 @@ def _int(digits: str, base: int) -> int:
         return int(digits, base)
     v = 0
     for k in range(0, len(digits), 64):
-        chunk = digits[k:k + 64]
+        chunk = digits[k : k + 64]
         v = (v * base ** len(chunk) + int(chunk, base)) & ((1 << 64) - 1)
     return v
 
@@ -106,9 +106,25 @@ def _tokenize(text: str) -> tuple[tuple[str, str], ...]:
 
 
 _BINARY = {
-    "||": 1, "&&": 2, "|": 3, "^": 4, "&": 5, "==": 6, "!=": 6,
-    "<": 7, ">": 7, "<=": 7, ">=": 7, "<<": 8, ">>": 8, "+": 9, "-": 9,
-    "*": 10, "/": 10, "%": 10, "**": 12,
+    "||": 1,
+    "&&": 2,
+    "|": 3,
+    "^": 4,
+    "&": 5,
+    "==": 6,
+    "!=": 6,
+    "<": 7,
+    ">": 7,
+    "<=": 7,
+    ">=": 7,
+    "<<": 8,
+    ">>": 8,
+    "+": 9,
+    "-": 9,
+    "*": 10,
+    "/": 10,
+    "%": 10,
+    "**": 12,
 }
 _ASSIGN = {"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "^=", "|="}
 

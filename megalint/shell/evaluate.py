@@ -96,7 +96,7 @@ class State:
     # The same test on the same values later goes the same way on this path.
     taken: dict = field(default_factory=dict)
 
-    def fork(self, cond: str | None = None) -> "State":
+    def fork(self, cond: str | None = None) -> State:
         # Var objects are never changed in place, so a shallow copy is a real fork.
         return State(
             dict(self.vars),
@@ -116,8 +116,9 @@ MEMO_ENTRIES = 8  # remembered results per word; paths that share inputs share t
 
 
 def _too_long(span) -> Unknown:
-    return Unknown(f"the value is too long to follow (over {MAX_VALUE_CHARS} characters or "
-                   f"{MAX_VALUE_SEGMENTS} pieces)", span)
+    return Unknown(
+        f"the value is too long to follow (over {MAX_VALUE_CHARS} characters or {MAX_VALUE_SEGMENTS} pieces)", span
+    )
 
 
 def _oversized(segs) -> bool:
@@ -144,11 +145,21 @@ class NeedsReads(Exception):
 
 
 class Evaluator:
-    def __init__(self, root_dir: str | None = None, assume: dict[str, str] | None = None,
-                 follow_outside_root: bool = False, header_env: dict | None = None,
-                 skip_unread: bool = True):
-        self._init_args = dict(root_dir=root_dir, assume=assume, follow_outside_root=follow_outside_root,
-                               header_env=header_env, skip_unread=skip_unread)
+    def __init__(
+        self,
+        root_dir: str | None = None,
+        assume: dict[str, str] | None = None,
+        follow_outside_root: bool = False,
+        header_env: dict | None = None,
+        skip_unread: bool = True,
+    ):
+        self._init_args = dict(
+            root_dir=root_dir,
+            assume=assume,
+            follow_outside_root=follow_outside_root,
+            header_env=header_env,
+            skip_unread=skip_unread,
+        )
         self.skip_unread = skip_unread  # pass over statements no launch depends on (relevance.py)
         self.skip = NOTHING
         self.root_dir = os.path.abspath(root_dir) if root_dir else None
@@ -277,16 +288,17 @@ class Evaluator:
         entries.append((tuple(rec.items()), epoch, result))
         return result
 
-    def _input_var(self, name: str, span: Span, empty: bool = False) -> "Var":
+    def _input_var(self, name: str, span: Span, empty: bool = False) -> Var:
         """`export X` / `local X` of a variable: one object for every path, so paths stay alike."""
         key = ("input", name, span, empty)
         var = self._exported_of.get(key)
         if var is None:
-            var = self._exported_of[key] = (Var(scalar=(), site=span) if empty else
-                                            Var(unknown=self.env_unknown(name, span), site=span))
+            var = self._exported_of[key] = (
+                Var(scalar=(), site=span) if empty else Var(unknown=self.env_unknown(name, span), site=span)
+            )
         return var
 
-    def _exported(self, var: "Var") -> "Var":
+    def _exported(self, var: Var) -> Var:
         got = self._exported_of.get(id(var))
         if got is None or got[0] is not var:
             got = self._exported_of[id(var)] = (var, Var(var.scalar, var.array, var.unknown, True, var.site))
@@ -334,8 +346,10 @@ class Evaluator:
         self.steps += len(live)
         if self.steps > MAX_STEPS:
             self.exhausted = True
-            self.note_once("budget", f"{ctx.ps.span(node)}: evaluation stopped after {MAX_STEPS} steps; "
-                                     "later commands are not read")
+            self.note_once(
+                "budget",
+                f"{ctx.ps.span(node)}: evaluation stopped after {MAX_STEPS} steps; later commands are not read",
+            )
             return states
         if self._nest >= MAX_NEST:
             return done + self.too_deep(node, live, ctx)
@@ -359,8 +373,11 @@ class Evaluator:
     def too_deep(self, node, live, ctx):
         """A statement nested past MAX_NEST: what it assigns becomes unknown, its commands are not read."""
         span = ctx.ps.span(node)
-        self.note_once("nest", f"{span}: statements nested more than {MAX_NEST} levels deep (counting "
-                               "function calls, eval and sourced files) are not read")
+        self.note_once(
+            "nest",
+            f"{span}: statements nested more than {MAX_NEST} levels deep (counting "
+            "function calls, eval and sourced files) are not read",
+        )
         assigned: set = set()
         _assigned_names(node, ctx.ps, assigned)
         reason = Unknown(f"set in a statement nested too deep to read (line {span.start_line})", span)
@@ -395,7 +412,7 @@ class Evaluator:
             merged, i = [], 0
             while i < len(live):
                 if i in chosen:
-                    merged.append(self.merge(live[i:i + 2], span))
+                    merged.append(self.merge(live[i : i + 2], span))
                     i += 2
                 else:
                     merged.append(live[i])
@@ -425,8 +442,13 @@ class Evaluator:
             vals = [s.vars.get(name) for s in states]
             first = vals[0]
             if all(v is first for v in vals) or all(
-                    v is not None and first is not None and v.scalar == first.scalar and v.array == first.array
-                    and v.unknown == first.unknown for v in vals):
+                v is not None
+                and first is not None
+                and v.scalar == first.scalar
+                and v.array == first.array
+                and v.unknown == first.unknown
+                for v in vals
+            ):
                 continue
             exported = any(v is not None and v.exported for v in vals)
             base.vars[name] = Var(unknown=reason, exported=exported, site=span)
@@ -472,7 +494,10 @@ class Evaluator:
         ps = ctx.ps
         words = []
         for i, c in enumerate(command.children):
-            if command.field_name_for_child(i) in ("name", "argument") and c.type not in ("file_redirect", "heredoc_redirect"):
+            if command.field_name_for_child(i) in ("name", "argument") and c.type not in (
+                "file_redirect",
+                "heredoc_redirect",
+            ):
                 words.extend(self.expand_word(c, st, ctx))
         body = next((c for c in heredoc.children if c.type == "heredoc_body"), None)
         start = next((c for c in heredoc.children if c.type == "heredoc_start"), None)
@@ -504,7 +529,9 @@ class Evaluator:
             return [st]
         from megalint.shell.headers import implied_environment, read_headers
 
-        headers = tuple(read_headers(sub.source)) if self._plain(command.child_by_field_name("name")) == "sbatch" else ()
+        headers = (
+            tuple(read_headers(sub.source)) if self._plain(command.child_by_field_name("name")) == "sbatch" else ()
+        )
         child = st.fork()
         if self._plain(command.child_by_field_name("name")) != "sbatch":
             child.vars = {k: v for k, v in child.vars.items() if v.exported}
@@ -674,7 +701,7 @@ class Evaluator:
                             out.extend(self.block(body, [yes], ctx))
                             next_pending.append(no)
             pending = next_pending
-        if not else_body and any("` false" in c for s in pending for c in s.cond[len(st.cond):]):
+        if not else_body and any("` false" in c for s in pending for c in s.cond[len(st.cond) :]):
             # Fell through every arm of an undecided chain: what the arms would have set is
             # unknown here, not empty (that path is an argument the script did not expect).
             names: set[str] = set()
@@ -692,8 +719,12 @@ class Evaluator:
         line = where.start_line if where is not None else "?"
         for name in names:
             if st.vars.get(name) is None:
-                st.vars[name] = Var(unknown=Unknown(
-                    f"`{name}` is set only inside {what} (line {line}) that no known value selects", where), site=where)
+                st.vars[name] = Var(
+                    unknown=Unknown(
+                        f"`{name}` is set only inside {what} (line {line}) that no known value selects", where
+                    ),
+                    site=where,
+                )
 
     def s_case_statement(self, node, st, ctx):
         value_node = node.child_by_field_name("value")
@@ -774,7 +805,9 @@ class Evaluator:
                 states, broke = self.loop_exits(states)
                 finished.extend(broke)
             return finished + states
-        return self.havoc_loop(node, body, st, ctx, {name: f"set by the `for {name}` loop over values not known statically"})
+        return self.havoc_loop(
+            node, body, st, ctx, {name: f"set by the `for {name}` loop over values not known statically"}
+        )
 
     def loop_exits(self, states):
         """Split off the states that left the loop with `break`."""
@@ -841,7 +874,10 @@ class Evaluator:
         _assigned_names(node, ctx.ps, assigned)
         s = st.fork()
         for name in assigned:
-            reason = extra.get(name) or f"`{name}` is changed in a loop (line {span.start_line}) that runs an unknown number of times"
+            reason = (
+                extra.get(name)
+                or f"`{name}` is changed in a loop (line {span.start_line}) that runs an unknown number of times"
+            )
             old = s.vars.get(name)
             s.vars[name] = Var(unknown=Unknown(reason, span), exported=bool(old and old.exported), site=span)
         shifts = "shift" in ctx.ps.text(node)
@@ -856,7 +892,10 @@ class Evaluator:
             r.stopped = False  # `exit` inside a loop may not run
             for name in assigned:
                 old = r.vars.get(name)
-                reason = extra.get(name) or f"`{name}` is changed in a loop (line {span.start_line}) that runs an unknown number of times"
+                reason = (
+                    extra.get(name)
+                    or f"`{name}` is changed in a loop (line {span.start_line}) that runs an unknown number of times"
+                )
                 r.vars[name] = Var(unknown=Unknown(reason, span), exported=bool(old and old.exported), site=span)
             if shifts:
                 r.positional = None
@@ -955,7 +994,7 @@ class Evaluator:
             return [st]
         name_text = self._plain(name_node)
         if name_text in _INERT and not assigns_nodes and name_text not in st.funcs:
-            args_text = ctx.ps.parse_text[name_node.end_byte:node.end_byte]
+            args_text = ctx.ps.parse_text[name_node.end_byte : node.end_byte]
             if not _ASSIGNING.search(args_text.decode("utf-8", "replace")):
                 return [st]
         words: list[Word] = []
@@ -1041,8 +1080,9 @@ class Evaluator:
         for name, var in st.vars.items():
             if var.exported:
                 env[name] = self.var_word(var, name)
-        st.commands.append(CommandRecord(tuple(words), assigns, env, span, st.cond, ctx.wrappers, st.in_loop,
-                                         self.headers_stack))
+        st.commands.append(
+            CommandRecord(tuple(words), assigns, env, span, st.cond, ctx.wrappers, st.in_loop, self.headers_stack)
+        )
 
     def var_word(self, var: Var, name: str) -> Word:
         got = self._word_of.get(id(var))
@@ -1122,7 +1162,7 @@ class Evaluator:
         child.vars = {k: v for k, v in child.vars.items() if v.exported}
         for k, w in assigns.items():
             child.vars[k] = Var(scalar=w.segments, exported=True)
-        rest = words[idx + 3:] if idx + 2 < len(words) else []
+        rest = words[idx + 3 :] if idx + 2 < len(words) else []
         child.positional = tuple(w.segments for w in rest[1:]) if all(w.splat is None for w in rest[1:]) else None
         new_wrappers = ctx.wrappers + ((wrapper,) if wrapper else ())
         return _effects_only(st, self.block(sub.root.children, [child], _Ctx(sub, new_wrappers, ctx.depth + 1)))
@@ -1166,11 +1206,14 @@ class Evaluator:
             origin_span = segs[0].site
         if origin_span is not None:
             src = self.sources.get(origin_span.path)
-            if src is not None and src.text[origin_span.start:origin_span.end] == text:
+            if src is not None and src.text[origin_span.start : origin_span.end] == text:
                 # Same characters in place: parse a copy of the file where everything else is blank,
                 # so every node keeps its real line and column (and byte offset).
-                prefix = src.data[:len(src.text[:origin_span.start].encode("utf-8"))] if not src._ascii \
-                    else src.data[:origin_span.start]
+                prefix = (
+                    src.data[: len(src.text[: origin_span.start].encode("utf-8"))]
+                    if not src._ascii
+                    else src.data[: origin_span.start]
+                )
                 padded = _BLANK.sub(b" ", prefix) + text.encode("utf-8")
                 return parse_padded(src, padded)
         # Built from several pieces: each character maps back to where it was written.
@@ -1207,8 +1250,10 @@ class Evaluator:
             return [st]
         target = args[0].text
         if target is None:
-            self.notes.append(f"{span}: `source` of a file whose path is not known statically "
-                              f"({args[0].unknown}); its variables are not read")
+            self.notes.append(
+                f"{span}: `source` of a file whose path is not known statically "
+                f"({args[0].unknown}); its variables are not read"
+            )
             self.mark_source_unknown(st, span, f"a file sourced at {span} whose path is not known")
             return [st]
         base_dir = os.path.dirname(os.path.abspath(ctx.ps.source.path))
@@ -1222,7 +1267,12 @@ class Evaluator:
             self.mark_source_unknown(st, span, f"{target}, sourced at {span}, was not found")
             return [st]
         real = os.path.realpath(path)
-        if self.root_dir and not self.follow_outside_root and not real.startswith(self.root_dir + os.sep) and real != self.root_dir:
+        if (
+            self.root_dir
+            and not self.follow_outside_root
+            and not real.startswith(self.root_dir + os.sep)
+            and real != self.root_dir
+        ):
             self.notes.append(f"{span}: {target} is outside the linted tree; not followed")
             self.mark_source_unknown(st, span, f"{target} (sourced at {span}) is outside the linted tree")
             return [st]
@@ -1287,10 +1337,13 @@ class Evaluator:
                 return
         if prev is None:
             return
-        self.finding("flag-run-as-command", span,
-                     f"`{first}` runs as a command: the line before it does not end in `\\`, so the "
-                     "command above stopped there and every flag from here on is lost",
-                     flag=first)
+        self.finding(
+            "flag-run-as-command",
+            span,
+            f"`{first}` runs as a command: the line before it does not end in `\\`, so the "
+            "command above stopped there and every flag from here on is lost",
+            flag=first,
+        )
 
     # ------------------------------------------------------------------ assignments
     def assign(self, node, st, ctx) -> str | None:
@@ -1301,8 +1354,9 @@ class Evaluator:
             plain = self._fast_assignment(node, st, ctx)
             if plain is not None:
                 return plain
-        name, var = self._memo(ctx.ps, ("a", node.start_byte, node.end_byte), st,
-                               lambda: self._assign_result(node, st, ctx))
+        name, var = self._memo(
+            ctx.ps, ("a", node.start_byte, node.end_byte), st, lambda: self._assign_result(node, st, ctx)
+        )
         if name is not None and var is not None:
             st.vars[name] = var
         return name
@@ -1322,8 +1376,11 @@ class Evaluator:
         old = self._get(st, name)
         if old is not None and old.array is not None:
             return None
-        st.vars[name] = Var(scalar=(Segment(raw.decode(), ctx.ps.span(value_node)),),
-                            exported=bool(old and old.exported), site=ctx.ps.span(node))
+        st.vars[name] = Var(
+            scalar=(Segment(raw.decode(), ctx.ps.span(value_node)),),
+            exported=bool(old and old.exported),
+            site=ctx.ps.span(node),
+        )
         return name
 
     def _fast_assignment(self, node, st, ctx) -> str | None:
@@ -1397,8 +1454,17 @@ class Evaluator:
             return (Segment(op_raw.decode(), span, (ps.source.span(a, a + len(op_raw)),), None, (), assumed),)
         if _oversized(segs):
             return None
-        return tuple(Segment(seg.text, span, ((seg.site,) if seg.site is not None and seg.site != span else ())
-                             + seg.origin, seg.unknown, seg.via, seg.assumed) for seg in segs)
+        return tuple(
+            Segment(
+                seg.text,
+                span,
+                ((seg.site,) if seg.site is not None and seg.site != span else ()) + seg.origin,
+                seg.unknown,
+                seg.via,
+                seg.assumed,
+            )
+            for seg in segs
+        )
 
     def _arith_value(self, node, st, ctx) -> tuple:
         """`$((WORLD_SIZE / TP))`: the one segment arith_expansion gives, placed as resite
@@ -1485,9 +1551,19 @@ class Evaluator:
         segs, unknown, _ = self.var_scalar((m.group(1) or m.group(2)).decode(), st, ctx, span)
         if unknown is not None:
             return [Segment(None, span, (), unknown)]
-        return [seg if seg.site == span else
-                Segment(seg.text, span, ((seg.site,) if seg.site is not None else ()) + seg.origin, seg.unknown,
-                        seg.via, seg.assumed) for seg in segs]
+        return [
+            seg
+            if seg.site == span
+            else Segment(
+                seg.text,
+                span,
+                ((seg.site,) if seg.site is not None else ()) + seg.origin,
+                seg.unknown,
+                seg.via,
+                seg.assumed,
+            )
+            for seg in segs
+        ]
 
     def _assign_result(self, node, st, ctx):
         name = self._assign(node, st, ctx)
@@ -1531,8 +1607,11 @@ class Evaluator:
                 st.vars[name] = Var(unknown=old.unknown, exported=exported, site=span)
                 return name
             if len(base_arr) + len(elements) > MAX_ARRAY:
-                st.vars[name] = Var(unknown=Unknown(f"`{name}` has more than {MAX_ARRAY} elements (too long to follow)",
-                                                    span), exported=exported, site=span)
+                st.vars[name] = Var(
+                    unknown=Unknown(f"`{name}` has more than {MAX_ARRAY} elements (too long to follow)", span),
+                    exported=exported,
+                    site=span,
+                )
                 return name
             start = _next_index(base_arr)
             for i, w in enumerate(elements):
@@ -1546,7 +1625,11 @@ class Evaluator:
             arr = dict(old.array) if old is not None and old.array is not None else {}
             key = index if index is not None else "0"
             if key is None:
-                st.vars[name] = Var(unknown=Unknown(f"`{name}` is indexed by a value not known statically", span), exported=exported, site=span)
+                st.vars[name] = Var(
+                    unknown=Unknown(f"`{name}` is indexed by a value not known statically", span),
+                    exported=exported,
+                    site=span,
+                )
                 return name
             if append and key in arr:
                 arr[key] = tuple(arr[key]) + tuple(segs)
@@ -1555,8 +1638,11 @@ class Evaluator:
             else:
                 arr[key] = segs
             if len(arr) > MAX_ARRAY:
-                st.vars[name] = Var(unknown=Unknown(f"`{name}` has more than {MAX_ARRAY} elements (too long to follow)",
-                                                    span), exported=exported, site=span)
+                st.vars[name] = Var(
+                    unknown=Unknown(f"`{name}` has more than {MAX_ARRAY} elements (too long to follow)", span),
+                    exported=exported,
+                    site=span,
+                )
                 return name
             st.vars[name] = Var(array=arr, exported=exported, site=span)
             return name
@@ -1701,8 +1787,12 @@ class Evaluator:
         """Expand without word splitting (assignment values, case subjects, test operands)."""
         if node is None:
             return ()
-        return self._memo(ctx.ps, ("s", node.start_byte, node.end_byte, node.type, pattern), st,
-                          lambda: self._expand_scalar(node, st, ctx, pattern))
+        return self._memo(
+            ctx.ps,
+            ("s", node.start_byte, node.end_byte, node.type, pattern),
+            st,
+            lambda: self._expand_scalar(node, st, ctx, pattern),
+        )
 
     def _expand_scalar(self, node, st, ctx, pattern=False) -> Scalar:
         pieces = self.pieces(node, st, ctx, quoted=True, eid=None)
@@ -1752,8 +1842,14 @@ class Evaluator:
                 segs = self._string_segments(node, st, ctx)
                 if segs is not None:
                     return [Word(segs)]
-        return list(self._memo(ctx.ps, ("w", node.start_byte, node.end_byte, node.type), st,
-                               lambda: tuple(self.split(self.pieces(node, st, ctx, quoted=False, eid=None), node, ctx))))
+        return list(
+            self._memo(
+                ctx.ps,
+                ("w", node.start_byte, node.end_byte, node.type),
+                st,
+                lambda: tuple(self.split(self.pieces(node, st, ctx, quoted=False, eid=None), node, ctx)),
+            )
+        )
 
     def _plain_word(self, node, ps) -> list[Word] | None:
         """A word with nothing to expand, escape or split (`--num-layers`, `pretrain_gpt.py`):
@@ -1829,8 +1925,11 @@ class Evaluator:
                 got = placed.get(id(seg))
                 if got is None:
                     src = self._in_place(seg)
-                    got = placed[id(seg)] = (src.span if src is not None else None, seg.site.start if src is not None else 0,
-                                             seg.via if span in seg.via else seg.via + (span,))
+                    got = placed[id(seg)] = (
+                        src.span if src is not None else None,
+                        seg.site.start if src is not None else 0,
+                        seg.via if span in seg.via else seg.via + (span,),
+                    )
                 at, base, via = got
                 text = seg.text
                 if at is None or (a == 0 and b == len(text)):
@@ -1846,7 +1945,9 @@ class Evaluator:
         if len(words) > MAX_FIELDS or any(_oversized(w.segments) for w in words):
             span = ctx.ps.span(node) if node is not None else None
             if len(words) > MAX_FIELDS:
-                return [Word((), Unknown(f"more than {MAX_FIELDS} words from one expansion (too long to follow)", span))]
+                return [
+                    Word((), Unknown(f"more than {MAX_FIELDS} words from one expansion (too long to follow)", span))
+                ]
             return [Word((Segment(None, span, (), _too_long(span)),)) if _oversized(w.segments) else w for w in words]
         return words
 
@@ -1964,7 +2065,7 @@ class Evaluator:
         site = seg.site
         if site is not None and site.end - site.start == len(seg.text) and site.path in self.sources:
             src = self.sources[site.path]
-            if src.text[site.start:site.end] == seg.text:
+            if src.text[site.start : site.end] == seg.text:
                 return src
         return None
 
@@ -1972,8 +2073,16 @@ class Evaluator:
         """Pieces: ("seg", Segment, splittable, eid) | ("break",) | ("splat", Unknown) | ("quoted-empty",)."""
         if self._pdepth >= MAX_EXPANSION_DEPTH:
             span = ctx.ps.span(node)
-            return [("seg", Segment.unknown_at(f"expansions nested more than {MAX_EXPANSION_DEPTH} levels deep "
-                                               "are not read", span), False, eid)]
+            return [
+                (
+                    "seg",
+                    Segment.unknown_at(
+                        f"expansions nested more than {MAX_EXPANSION_DEPTH} levels deep are not read", span
+                    ),
+                    False,
+                    eid,
+                )
+            ]
         self._pdepth += 1
         try:
             return self._pieces(node, st, ctx, quoted, eid)
@@ -2034,7 +2143,7 @@ class Evaluator:
         span = ctx.ps.span(node)
         for ph in ctx.ps.placeholders:
             if ph.start == span.start and ph.end == span.end:
-                text = ctx.ps.source.text[ph.start:ph.end]
+                text = ctx.ps.source.text[ph.start : ph.end]
                 return Unknown(f"unfilled template placeholder {text}", ph)
         return None
 
@@ -2065,7 +2174,7 @@ class Evaluator:
             return [("seg", self.lit(text, ps, a, b), False, eid)]
         out = []
         for x, y in ps.source.cuts(a, b):
-            out.append(("seg", self.lit(text[x - a:y - a], ps, x, y), False, eid))
+            out.append(("seg", self.lit(text[x - a : y - a], ps, x, y), False, eid))
         return out
 
     def escaped_runs(self, raw: str, start_char: int, ps, eid, escapes) -> list:
@@ -2084,7 +2193,7 @@ class Evaluator:
             if ch == "\\" and i + 1 < n:
                 nxt = raw[i + 1]
                 if escapes in ("dq", "dq-word", "heredoc"):
-                    if nxt not in ('$`\\\n' if escapes == "heredoc" else '$`"\\\n'):
+                    if nxt not in ("$`\\\n" if escapes == "heredoc" else '$`"\\\n'):
                         i += 2
                         continue
                 emit_run(i)
@@ -2105,7 +2214,7 @@ class Evaluator:
         end = node.end_byte - 1
         data = ps.parse_text
         for c in node.children:
-            if c.type in ('"', "$\"") or c.type == "string_content":
+            if c.type in ('"', '$"') or c.type == "string_content":
                 continue
             if not c.is_named:
                 continue
@@ -2134,9 +2243,12 @@ class Evaluator:
         # reaches the program (argparse: "unrecognized arguments: \").
         for m in re.finditer(r"\\([ \t]+)(?=\n)", raw):
             s = start_char + m.start()
-            self.finding("stray-backslash-in-string", ps.source.span(s, s + len(m.group(0))),
-                         "`\\` followed by blanks inside a double-quoted string is not a line continuation: "
-                         "a lone `\\` word reaches the program")
+            self.finding(
+                "stray-backslash-in-string",
+                ps.source.span(s, s + len(m.group(0))),
+                "`\\` followed by blanks inside a double-quoted string is not a line continuation: "
+                "a lone `\\` word reaches the program",
+            )
 
     # -- variable expansions
     def env_unknown(self, name: str, span: Span | None) -> Unknown:
@@ -2211,11 +2323,13 @@ class Evaluator:
     def positional_all(self, name, st, span, quoted, eid):
         my_eid = eid or ("e", span, True)
         if self._pos(st) is None:
-            return [("splat", Unknown("the arguments given to the script (\"$@\")", span))]
+            return [("splat", Unknown('the arguments given to the script ("$@")', span))]
         out = []
         for i, p in enumerate(st.positional):
             if i:
-                out.append(("break",) if (quoted and name == "@") or not quoted else ("seg", Segment(" ", span), False, my_eid))
+                out.append(
+                    ("break",) if (quoted and name == "@") or not quoted else ("seg", Segment(" ", span), False, my_eid)
+                )
             if not p and quoted:
                 out.append(("quoted-empty",))
             out.extend(("seg", s, not quoted, my_eid) for s in p)
@@ -2272,7 +2386,9 @@ class Evaluator:
         if name in ("@", "*"):
             if length:
                 if self._pos(st) is None:
-                    return [("seg", Segment.unknown_at("the number of arguments given to the script", span), False, my_eid)]
+                    return [
+                        ("seg", Segment.unknown_at("the number of arguments given to the script", span), False, my_eid)
+                    ]
                 return [("seg", Segment(str(len(st.positional)), span), False, my_eid)]
             if not rest:
                 return self.positional_all(name, st, span, quoted, eid)
@@ -2295,7 +2411,14 @@ class Evaluator:
             if length:
                 return [("seg", Segment(str(len(elements)), span), False, my_eid)]
             if rest:
-                return [("seg", Segment.unknown_at(f"`{ps.text(node)}`: operators on whole arrays are not evaluated", span), False, my_eid)]
+                return [
+                    (
+                        "seg",
+                        Segment.unknown_at(f"`{ps.text(node)}`: operators on whole arrays are not evaluated", span),
+                        False,
+                        my_eid,
+                    )
+                ]
             out = []
             for i, el in enumerate(elements):
                 if i:
@@ -2364,7 +2487,14 @@ class Evaluator:
             if not use_default:
                 return [("seg", s, not quoted, eid) for s in segs]
             if base == "?":
-                return [("seg", Segment(None, span, (), unknown or Unknown(f"${name} is required by the script", span)), False, eid)]
+                return [
+                    (
+                        "seg",
+                        Segment(None, span, (), unknown or Unknown(f"${name} is required by the script", span)),
+                        False,
+                        eid,
+                    )
+                ]
             assumed = None
             if not is_set and unknown is not None:
                 assumed = f"the default in `{ps.text(node).strip()}` (the environment may set {name})"
@@ -2400,8 +2530,14 @@ class Evaluator:
                 return [("seg", Segment.unknown_at(f"the pattern of `{ps.text(node)}`", span), False, eid)]
             got = _strip_pattern(value, pat, op)
             if got is None:
-                return [("seg", Segment.unknown_at(f"`{ps.text(node)}` on a value too long to match a pattern against",
-                                                   span), False, eid)]
+                return [
+                    (
+                        "seg",
+                        Segment.unknown_at(f"`{ps.text(node)}` on a value too long to match a pattern against", span),
+                        False,
+                        eid,
+                    )
+                ]
             return result(got)
         if op in ("/", "//", "/#", "/%"):
             pat_nodes, rep_nodes, seen_sep = [], [], False
@@ -2416,12 +2552,20 @@ class Evaluator:
                 return [("seg", Segment.unknown_at(f"the pattern of `{ps.text(node)}`", span), False, eid)]
             got = _replace_pattern(value, pat, rep, op)
             if got is None or len(got) > MAX_VALUE_CHARS:
-                return [("seg", Segment.unknown_at(f"`{ps.text(node)}` on a value too long to match a pattern against",
-                                                   span), False, eid)]
+                return [
+                    (
+                        "seg",
+                        Segment.unknown_at(f"`{ps.text(node)}` on a value too long to match a pattern against", span),
+                        False,
+                        eid,
+                    )
+                ]
             return result(got)
         if op in ("^^", "^", ",,", ","):
             if operands:
-                return [("seg", Segment.unknown_at(f"case conversion with a pattern `{ps.text(node)}`", span), False, eid)]
+                return [
+                    ("seg", Segment.unknown_at(f"case conversion with a pattern `{ps.text(node)}`", span), False, eid)
+                ]
             if op == "^^":
                 return result(value.upper())
             if op == ",,":
@@ -2433,7 +2577,7 @@ class Evaluator:
             raw = ps.text(node)
             body = raw[2:-1]
             k = body.find(":")
-            spec = body[k + 1:]
+            spec = body[k + 1 :]
             parts = _split_top(spec, ":")
             try:
                 off = self.arith_eval(parts[0], st.fork(), ctx, None) if parts[0].strip() else 0
@@ -2447,8 +2591,8 @@ class Evaluator:
             if ln is None:
                 return result(value[off:])
             if ln < 0:
-                return result(value[off:len(value) + ln])
-            return result(value[off:off + ln])
+                return result(value[off : len(value) + ln])
+            return result(value[off : off + ln])
         if op == "@":
             return [("seg", Segment.unknown_at(f"the transformation `{ps.text(node)}`", span), False, eid)]
         return [("seg", Segment.unknown_at(f"`{ps.text(node)}` is not understood", span), False, eid)]
@@ -2477,7 +2621,14 @@ class Evaluator:
         except arith.ArithError as exc:
             self.finding("arithmetic-error", span, f"bash would fail here: {exc}")
             return [("seg", Segment.unknown_at(f"bash fails on `{raw}`: {exc}", span), False, eid)]
-        return [("seg", Segment(str(value), span, tuple(origins), None, (), assumed[0] if assumed else None), not quoted, eid or ("e", span, False))]
+        return [
+            (
+                "seg",
+                Segment(str(value), span, tuple(origins), None, (), assumed[0] if assumed else None),
+                not quoted,
+                eid or ("e", span, False),
+            )
+        ]
 
     def arith_eval(self, text, st, ctx, span, origins=None, assumed=None, node=None) -> int:
         """Evaluate bash arithmetic; `$X`, `${X}` and `$(( ))` inside are expanded first."""
@@ -2509,7 +2660,7 @@ class Evaluator:
                     return 0
                 try:
                     return arith.parse_int(val)
-                except ValueError:
+                except ValueError as exc:
                     if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", val) and val not in seen:
                         seen.add(val)
                         cur = val
@@ -2517,7 +2668,7 @@ class Evaluator:
                     # A value that is itself an expression (`X='Y+1'`) is evaluated in turn;
                     # bash stops self-reference with "expression recursion level exceeded".
                     if nesting[0] >= 8:
-                        raise arith.ArithUnknown(f"${cur} refers to itself through arithmetic")
+                        raise arith.ArithUnknown(f"${cur} refers to itself through arithmetic") from exc
                     nesting[0] += 1
                     try:
                         return arith.evaluate(val, lookup)
@@ -2540,7 +2691,7 @@ class Evaluator:
         key = (ctx.ps.source.path, text)
         sub = self._arith_parsed.get(key)
         if sub is None:
-            sub = self._arith_parsed[key] = parse_text(ctx.ps.source.path, '"' + text.replace('"', ' ') + '"')
+            sub = self._arith_parsed[key] = parse_text(ctx.ps.source.path, '"' + text.replace('"', " ") + '"')
         string_node = sub.root.named_children[0] if sub.root.named_children else None
         while string_node is not None and string_node.type not in ("string",):
             string_node = string_node.named_children[0] if string_node.named_children else None
@@ -2566,7 +2717,7 @@ class Evaluator:
             var = self._get(st, name)
             if var is None or var.unknown is not None or var.array is not None:
                 return None
-            out.append(text[pos:m.start()])
+            out.append(text[pos : m.start()])
             _arith_texts(var.scalar or (), origins, assumed, out)
             pos = m.end()
         out.append(text[pos:])
@@ -2580,8 +2731,13 @@ class Evaluator:
         inner_s = inner.strip()
         my_eid = eid or ("e", span, False)
         # Pure idioms whose value is known without running anything.
-        if re.fullmatch(r"""(cd\s+)?"?\$\(\s*dirname\s+"?(\$0|\$\{0\}|\$\{BASH_SOURCE(\[0\])?\}|\$BASH_SOURCE)"?\s*\)"?(\s*(&&|;)\s*pwd(\s+-P)?)?""", inner_s) \
-                or re.fullmatch(r"""dirname\s+"?(\$0|\$\{0\}|\$\{BASH_SOURCE(\[0\])?\}|\$BASH_SOURCE|\$\(\s*(realpath|readlink\s+-f)\s+"?(\$0|\$\{BASH_SOURCE(\[0\])?\})"?\s*\))"?""", inner_s):
+        if re.fullmatch(
+            r"""(cd\s+)?"?\$\(\s*dirname\s+"?(\$0|\$\{0\}|\$\{BASH_SOURCE(\[0\])?\}|\$BASH_SOURCE)"?\s*\)"?(\s*(&&|;)\s*pwd(\s+-P)?)?""",
+            inner_s,
+        ) or re.fullmatch(
+            r"""dirname\s+"?(\$0|\$\{0\}|\$\{BASH_SOURCE(\[0\])?\}|\$BASH_SOURCE|\$\(\s*(realpath|readlink\s+-f)\s+"?(\$0|\$\{BASH_SOURCE(\[0\])?\})"?\s*\))"?""",
+            inner_s,
+        ):
             d = os.path.dirname(os.path.abspath(ps.source.path)) if ps.source.path else self.script_dir
             return [("seg", Segment(d, span), not quoted, my_eid)]
         if re.fullmatch(r"pwd(\s+-P)?", inner_s):
@@ -2597,7 +2753,9 @@ class Evaluator:
                         words.extend(self.expand_word(c, st, ctx))
                 if inner_s.startswith("printf"):
                     words = words[1:]
-                if all(w.text is not None for w in words) and not any((w.text or "").startswith("-") for w in words[:1]):
+                if all(w.text is not None for w in words) and not any(
+                    (w.text or "").startswith("-") for w in words[:1]
+                ):
                     text = " ".join(w.text for w in words)
                     origin = tuple(sp for w in words for sp in ((w.span,) if w.span else ()) + w.origins)
                     return [("seg", Segment(text, span, origin), not quoted, my_eid)]
@@ -2651,8 +2809,12 @@ class _MappedSource:
             # were written is the first link of its origin.
             site, exact, rest = (seg.origin[0] if seg.origin else seg.site), False, seg.origin[1:]
             for k, cand in enumerate((seg.site,) + tuple(seg.origin[:1])):
-                if cand is not None and cand.end - cand.start == n and cand.path in sources \
-                        and sources[cand.path].text[cand.start:cand.end] == seg.text:
+                if (
+                    cand is not None
+                    and cand.end - cand.start == n
+                    and cand.path in sources
+                    and sources[cand.path].text[cand.start : cand.end] == seg.text
+                ):
                     site, exact, rest = cand, True, seg.origin[k:] if k else seg.origin
                     break
             self._pieces.append((pos, pos + n, site, exact, tuple(rest)))
@@ -2734,11 +2896,18 @@ class _MappedSource:
 
 # ---------------------------------------------------------------------- small pure helpers
 
-def _same_path(a: "State", b: "State") -> bool:
-    return (a.stopped == b.stopped and a.in_loop == b.in_loop and a.positional is b.positional
-            and getattr(a, "_break", False) == getattr(b, "_break", False)
-            and getattr(a, "_return", False) == getattr(b, "_return", False)
-            and a.vars == b.vars and a.commands == b.commands and a.funcs == b.funcs)
+
+def _same_path(a: State, b: State) -> bool:
+    return (
+        a.stopped == b.stopped
+        and a.in_loop == b.in_loop
+        and a.positional is b.positional
+        and getattr(a, "_break", False) == getattr(b, "_break", False)
+        and getattr(a, "_return", False) == getattr(b, "_return", False)
+        and a.vars == b.vars
+        and a.commands == b.commands
+        and a.funcs == b.funcs
+    )
 
 
 def _collapse(states: list) -> list:
@@ -2758,7 +2927,7 @@ def _collapse(states: list) -> list:
     return out
 
 
-def _effects_only(parent: "State", results: list) -> list:
+def _effects_only(parent: State, results: list) -> list:
     """The parent's state after child shells ran: their commands and the branches they took
     count, the variables they set do not (a subshell, a pipeline part, `bash -c`, a here-document)."""
     out = []
@@ -2769,16 +2938,17 @@ def _effects_only(parent: "State", results: list) -> list:
         out.append(keep)
     return out or [parent]
 
+
 def _eff_start(node, data: bytes) -> int:
     """tree-sitter-bash lets an expansion that follows another inside "…" start with the blank
     between them (`"$A $B"`): the blank is literal text, not part of `$B`."""
     pos = node.start_byte
-    while pos < node.end_byte and data[pos:pos + 1] in (b" ", b"\t", b"\n"):
+    while pos < node.end_byte and data[pos : pos + 1] in (b" ", b"\t", b"\n"):
         pos += 1
     return pos
 
 
-def _difference(a: "State", b: "State") -> int:
+def _difference(a: State, b: State) -> int:
     va, vb = a.vars, b.vars
     if va is vb:
         return 0
@@ -2847,7 +3017,8 @@ def _next_index(arr: dict) -> int:
 
 def _is_whole_expansion(node) -> bool:
     return node.type in ("simple_expansion", "expansion", "arithmetic_expansion", "command_substitution") or (
-        node.type == "string" and len([c for c in node.named_children]) == 1
+        node.type == "string"
+        and len([c for c in node.named_children]) == 1
         and node.named_children[0].type in ("simple_expansion", "expansion", "arithmetic_expansion")
         and node.named_children[0].start_byte == node.start_byte + 1
         and node.named_children[0].end_byte == node.end_byte - 1
@@ -2878,8 +3049,8 @@ _GLOB_CHARS = re.compile(r"[*?\[\\]")
 def _strip_pattern(value: str, pat: str, op: str) -> str | None:
     if not _GLOB_CHARS.search(pat):
         if op in ("#", "##"):
-            return value[len(pat):] if value.startswith(pat) else value
-        return value[:len(value) - len(pat)] if pat and value.endswith(pat) else value
+            return value[len(pat) :] if value.startswith(pat) else value
+        return value[: len(value) - len(pat)] if pat and value.endswith(pat) else value
     if len(value) > MAX_PATTERN_SUBJECT:
         return None
     rx = re.compile(_glob_to_regex(pat), re.S)
@@ -2902,9 +3073,9 @@ def _replace_pattern(value: str, pat: str, rep: str, op: str) -> str | None:
         if not pat:
             return value
         if op == "/#":
-            return rep + value[len(pat):] if value.startswith(pat) else value
+            return rep + value[len(pat) :] if value.startswith(pat) else value
         if op == "/%":
-            return value[:len(value) - len(pat)] + rep if value.endswith(pat) else value
+            return value[: len(value) - len(pat)] + rep if value.endswith(pat) else value
         if op == "//" and len(value) // len(pat) * max(len(rep), 1) > MAX_VALUE_CHARS:
             return None
         return value.replace(pat, rep, 1 if op == "/" else -1)
@@ -3007,7 +3178,7 @@ def _test_words(words: list) -> bool | None:
         return None if v is None else not v
     for i, w in enumerate(words):
         if w in ("-a", "-o") and 0 < i < len(words) - 1:
-            a, b = _test_words(words[:i]), _test_words(words[i + 1:])
+            a, b = _test_words(words[:i]), _test_words(words[i + 1 :])
             if w == "-a":
                 if a is False or b is False:
                     return False
@@ -3055,7 +3226,10 @@ def _assigned_names(node, ps, acc: set):
     for n in found.get("arith", ()):
         txt = ps.text(n)
         if "((" in txt:
-            for m in re.finditer(r"([A-Za-z_][A-Za-z0-9_]*)\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|([A-Za-z_][A-Za-z0-9_]*)\s*(?:\+\+|--)|(?:\+\+|--)\s*([A-Za-z_][A-Za-z0-9_]*)", txt):
+            for m in re.finditer(
+                r"([A-Za-z_][A-Za-z0-9_]*)\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|([A-Za-z_][A-Za-z0-9_]*)\s*(?:\+\+|--)|(?:\+\+|--)\s*([A-Za-z_][A-Za-z0-9_]*)",
+                txt,
+            ):
                 acc.add(m.group(1) or m.group(2) or m.group(3))
     for n in found.get("reader", ()):
         for c in n.named_children[1:]:
@@ -3103,7 +3277,11 @@ def _local_names(body, ps, acc: set):
     stack = [body]
     while stack:
         n = stack.pop()
-        if n.type == "declaration_command" and n.child(0) is not None and n.child(0).type in ("local", "declare", "typeset"):
+        if (
+            n.type == "declaration_command"
+            and n.child(0) is not None
+            and n.child(0).type in ("local", "declare", "typeset")
+        ):
             for c in n.named_children:
                 if c.type == "variable_assignment":
                     nm = c.child_by_field_name("name")
@@ -3126,6 +3304,8 @@ def facts_from_states(ev: Evaluator, ps: ParsedScript, states: list[State], head
             arr = None
             if var.array is not None:
                 arr = tuple(Word(tuple(v)) for v in _array_values(var.array))
-            variables[name] = VariableFact(name, None if var.unknown else ev.var_word(var, name), var.unknown, var.exported, arr)
+            variables[name] = VariableFact(
+                name, None if var.unknown else ev.var_word(var, name), var.unknown, var.exported, arr
+            )
         paths.append(PathFacts(s.cond, s.commands, variables))
     return ScriptFacts(ps.source.path, dict(ev.sources), paths, headers, findings, comments, ev.sourced, ev.notes)

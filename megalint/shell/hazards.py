@@ -12,7 +12,15 @@ import re
 from megalint.shell.facts import ShellFinding
 from megalint.shell.parse import ParsedScript
 
-_SKIP_CONTEXT = {"comment", "string", "raw_string", "heredoc_body", "heredoc_content", "string_content", "ansi_c_string"}
+_SKIP_CONTEXT = {
+    "comment",
+    "string",
+    "raw_string",
+    "heredoc_body",
+    "heredoc_content",
+    "string_content",
+    "ansi_c_string",
+}
 MAX_PARSE_ERRORS = 1  # later errors are mostly the same one, seen again by error recovery
 
 
@@ -21,14 +29,25 @@ def find_hazards(ps: ParsedScript) -> list[ShellFinding]:
     out.extend(_trailing_blanks(ps))
     out.extend(_parse_errors(ps))
     for ph in ps.placeholders:
-        text = ps.source.text[ph.start:ph.end]
-        out.append(ShellFinding("unfilled-placeholder", ph,
-                                f"`{text}` is an unfilled template placeholder: bash reads `<` as a redirection "
-                                "and the value stays empty", {"placeholder": text}))
+        text = ps.source.text[ph.start : ph.end]
+        out.append(
+            ShellFinding(
+                "unfilled-placeholder",
+                ph,
+                f"`{text}` is an unfilled template placeholder: bash reads `<` as a redirection "
+                "and the value stays empty",
+                {"placeholder": text},
+            )
+        )
     if ps.ends_with_continuation is not None:
-        out.append(ShellFinding("backslash-at-eof", ps.ends_with_continuation,
-                                "the file ends with a continuation `\\`: harmless to bash, but a line added "
-                                "below it later would silently join the command"))
+        out.append(
+            ShellFinding(
+                "backslash-at-eof",
+                ps.ends_with_continuation,
+                "the file ends with a continuation `\\`: harmless to bash, but a line added "
+                "below it later would silently join the command",
+            )
+        )
     out.extend(_shift_mismatch(ps))
     return out
 
@@ -60,10 +79,15 @@ def _trailing_blanks(ps: ParsedScript) -> list[ShellFinding]:
         if ctx in ("string", "string_content"):
             continue  # reported by the evaluator as a stray `\` word
         span = ps.source.span(start, m.end(3))
-        out.append(ShellFinding("backslash-trailing-blank", span,
-                                "`\\` is followed by blanks, so it escapes a blank instead of continuing the line: "
-                                "the next line runs as a separate command",
-                                {"blanks": len(m.group(3))}))
+        out.append(
+            ShellFinding(
+                "backslash-trailing-blank",
+                span,
+                "`\\` is followed by blanks, so it escapes a blank instead of continuing the line: "
+                "the next line runs as a separate command",
+                {"blanks": len(m.group(3))},
+            )
+        )
     return out
 
 
@@ -83,9 +107,14 @@ def _parse_errors(ps: ParsedScript) -> list[ShellFinding]:
             end = min(max(start + 1, min(ps.source.char_offset(node.end_byte), line_end)), size)
             span = ps.source.span(start, end)
             what = f"missing `{node.type}`" if node.is_missing else "a construct megalint cannot read"
-            out.append(ShellFinding("parse-error", span,
-                                    f"{what} here; the rest of the file is still checked, but values set in this "
-                                    "part are unknown", {"missing": node.is_missing}))
+            out.append(
+                ShellFinding(
+                    "parse-error",
+                    span,
+                    f"{what} here; the rest of the file is still checked, but values set in this part are unknown",
+                    {"missing": node.is_missing},
+                )
+            )
             continue
         if node.has_error:
             stack.extend(reversed(node.children))
@@ -112,10 +141,15 @@ def _shift_mismatch(ps: ParsedScript) -> list[ShellFinding]:
             if shifts + after < 2:
                 span = ps.span(reads)
                 pat = ps.text(item).split(")")[0].strip()
-                out.append(ShellFinding(
-                    "shift-mismatch", span,
-                    f"the `{pat})` arm reads `$2` but shifts {shifts + after} time(s) in all: its value is "
-                    "then parsed as the next option", {"pattern": pat, "shifts": shifts + after}))
+                out.append(
+                    ShellFinding(
+                        "shift-mismatch",
+                        span,
+                        f"the `{pat})` arm reads `$2` but shifts {shifts + after} time(s) in all: its value is "
+                        "then parsed as the next option",
+                        {"pattern": pat, "shifts": shifts + after},
+                    )
+                )
     return out
 
 

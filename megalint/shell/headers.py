@@ -14,8 +14,16 @@ from megalint.source import SourceFile, Span
 
 _SBATCH = re.compile(r"^#SBATCH\s+(.*)$")
 _PBS = re.compile(r"^#PBS\s+(.*)$")
-_SHORT = {"-N": "--nodes", "-n": "--ntasks", "-C": "--constraint", "-p": "--partition", "-G": "--gpus",
-          "-t": "--time", "-J": "--job-name", "-A": "--account"}
+_SHORT = {
+    "-N": "--nodes",
+    "-n": "--ntasks",
+    "-C": "--constraint",
+    "-p": "--partition",
+    "-G": "--gpus",
+    "-t": "--time",
+    "-J": "--job-name",
+    "-A": "--account",
+}
 
 
 def read_headers(source: SourceFile) -> list[SchedulerHeader]:
@@ -64,7 +72,9 @@ def _options(scheduler: str, body: str, body_start: int, source: SourceFile) -> 
             i += 1
             continue
         value = value.strip("'\"")
-        span = _span(source, body_start + (vpos if vpos is not None else pos), len(value) if vpos is not None else len(tok))
+        span = _span(
+            source, body_start + (vpos if vpos is not None else pos), len(value) if vpos is not None else len(tok)
+        )
         out.append(SchedulerHeader(scheduler, key, value, span))
         i += 1
     return out

@@ -27,8 +27,15 @@ _LANGUAGE = tree_sitter.Language(tree_sitter_bash.language())
 # character before it is checked by hand.
 _PLACEHOLDER_B = re.compile(rb"<[A-Za-z_][^<>\n]*>")
 _PLACEHOLDER_AFTER = frozenset(bytes([c]) for c in b"=/: \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f")
-_NOT_PLACEHOLDER_CONTEXT = {"string", "raw_string", "heredoc_body", "heredoc_content", "comment",
-                            "ansi_c_string", "string_content"}
+_NOT_PLACEHOLDER_CONTEXT = {
+    "string",
+    "raw_string",
+    "heredoc_body",
+    "heredoc_content",
+    "comment",
+    "ansi_c_string",
+    "string_content",
+}
 
 
 class InputError(Exception):
@@ -57,7 +64,7 @@ class ParsedScript:
         return self.source.span_bytes(node.start_byte, node.end_byte)
 
     def text(self, node: tree_sitter.Node) -> str:
-        return self.parse_text[node.start_byte:node.end_byte].decode("utf-8", "replace")
+        return self.parse_text[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
     def syntax(self, name: str) -> list:
         """The nodes of one kind in the whole file (see SYNTAX_QUERY), in file order. One query
@@ -77,8 +84,10 @@ class ParsedScript:
         or a `for` loop sets."""
         if self._assigned is None:
             data = self.parse_text
-            self._assigned = {n.start_byte: data[n.start_byte:n.end_byte].split(b"[", 1)[0]
-                              for n in self.syntax("assigned") + self.syntax("for_variable")}
+            self._assigned = {
+                n.start_byte: data[n.start_byte : n.end_byte].split(b"[", 1)[0]
+                for n in self.syntax("assigned") + self.syntax("for_variable")
+            }
         return self._assigned
 
     def assigned_nodes(self) -> dict:
@@ -134,8 +143,9 @@ def decode(path: str, data: bytes) -> str:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise InputError(f"{path}:{line}: not valid UTF-8 (byte 0x{data[exc.start]:02x}); "
-                         "save the script as UTF-8") from None
+        raise InputError(
+            f"{path}:{line}: not valid UTF-8 (byte 0x{data[exc.start]:02x}); save the script as UTF-8"
+        ) from None
     if text.startswith("\ufeff"):
         text = text[1:]
     return text
@@ -148,8 +158,9 @@ def parse_text(path: str, text: str, data: bytes | None = None) -> ParsedScript:
     except UnicodeEncodeError as exc:
         # Only a str built in Python can hold lone surrogates; a file read by decode() cannot.
         line = text[: exc.start].count("\n") + 1
-        raise InputError(f"{path}:{line}: the text holds a character that is not valid Unicode "
-                         f"(U+{ord(text[exc.start]):04X})") from None
+        raise InputError(
+            f"{path}:{line}: the text holds a character that is not valid Unicode (U+{ord(text[exc.start]):04X})"
+        ) from None
     data = source.data
     ends_cont = _trailing_continuation(source)
     if ends_cont is not None:
@@ -173,7 +184,7 @@ def _parse_placeholders(source: SourceFile, data: bytes) -> tuple[tree_sitter.Tr
     if found:
         buf = bytearray(data)
         for start, end in found:
-            inner = bytes(buf[start + 1:end - 1]).replace(b"'", b"_")
+            inner = bytes(buf[start + 1 : end - 1]).replace(b"'", b"_")
             buf[start:end] = b"'" + inner + b"'"
             placeholders.append(source.span_bytes(start, end))
         data = bytes(buf)
@@ -183,7 +194,7 @@ def _parse_placeholders(source: SourceFile, data: bytes) -> tuple[tree_sitter.Tr
 
 def parse_file(path: str, data: bytes) -> ParsedScript:
     text = decode(path, data)  # without a leading BOM; so are the bytes kept with it
-    return parse_text(path, text, data[len(codecs.BOM_UTF8):] if data.startswith(codecs.BOM_UTF8) else data)
+    return parse_text(path, text, data[len(codecs.BOM_UTF8) :] if data.startswith(codecs.BOM_UTF8) else data)
 
 
 def _trailing_continuation(source: SourceFile) -> Span | None:
@@ -198,7 +209,7 @@ def _find_placeholders(tree: tree_sitter.Tree, data: bytes) -> list[tuple[int, i
     found = []
     for m in _PLACEHOLDER_B.finditer(data):
         start, end = m.span()
-        if start == 0 or data[start - 1:start] not in _PLACEHOLDER_AFTER:
+        if start == 0 or data[start - 1 : start] not in _PLACEHOLDER_AFTER:
             continue
         node = tree.root_node.descendant_for_byte_range(start, start + 1)
         inside = False

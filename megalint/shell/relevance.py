@@ -40,11 +40,24 @@ SAFE_COMMANDS = frozenset(
 )
 _SAFE = frozenset(c.encode() for c in SAFE_COMMANDS)
 
-_CANDIDATES = frozenset({
-    "variable_assignment", "variable_assignments", "command", "if_statement", "for_statement",
-    "while_statement", "case_statement", "list", "pipeline", "redirected_statement", "subshell",
-    "negated_command", "test_command", "compound_statement",
-})
+_CANDIDATES = frozenset(
+    {
+        "variable_assignment",
+        "variable_assignments",
+        "command",
+        "if_statement",
+        "for_statement",
+        "while_statement",
+        "case_statement",
+        "list",
+        "pipeline",
+        "redirected_statement",
+        "subshell",
+        "negated_command",
+        "test_command",
+        "compound_statement",
+    }
+)
 
 
 # Reads by a name no text spells: `${!x}`, `declare -n`/`local -n`, `set -a`/`set -o allexport`.

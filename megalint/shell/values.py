@@ -41,7 +41,7 @@ class Segment:
     assumed: str | None = None
 
     @staticmethod
-    def unknown_at(reason: str, site: Span | None, origin: tuple[Span, ...] = ()) -> "Segment":
+    def unknown_at(reason: str, site: Span | None, origin: tuple[Span, ...] = ()) -> Segment:
         return Segment(None, site, origin, Unknown(reason, site))
 
 
@@ -84,8 +84,9 @@ class Word:
             return self.splat.span if self.splat else None
         first, last = sites[0], sites[-1]
         if first.path == last.path and first.start <= last.end and last.start >= first.start:
-            return Span(first.path, first.start_line, first.start_col, last.end_line, last.end_col,
-                        first.start, last.end)
+            return Span(
+                first.path, first.start_line, first.start_col, last.end_line, last.end_col, first.start, last.end
+            )
         return first
 
     @property

@@ -18,8 +18,10 @@ CLEAN = "#!/bin/bash\ntorchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 2
 # ML301 (info): two nodes, NCCL_IB_TIMEOUT never set.
 INFO = "torchrun --nnodes 2 --nproc_per_node 8 pretrain_gpt.py --num-layers 2 --tensor-model-parallel-size 2\n"
 # ML001 (warning): a suppression with nothing to suppress.
-WARN = ("TP=2  # megalint: ignore[ML101]\n"
-        "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 2 --tensor-model-parallel-size $TP\n")
+WARN = (
+    "TP=2  # megalint: ignore[ML101]\n"
+    "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 2 --tensor-model-parallel-size $TP\n"
+)
 # ML101 (error): 8 processes, TP 3.
 ERROR = "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 2 --tensor-model-parallel-size 3\n"
 

@@ -11,8 +11,10 @@ from megalint.config import load_config, position
 from .conftest import CLEAN, INFO
 
 # World size from $NNODES: undecided without a value for it.
-NODES = ("torchrun --nnodes $NNODES --nproc_per_node 8 pretrain_gpt.py --num-layers 6 "
-         "--tensor-model-parallel-size 8 --pipeline-model-parallel-size 3\n")
+NODES = (
+    "torchrun --nnodes $NNODES --nproc_per_node 8 pretrain_gpt.py --num-layers 6 "
+    "--tensor-model-parallel-size 8 --pipeline-model-parallel-size 3\n"
+)
 FP8 = "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 2 --fp8-format hybrid\n"
 
 
@@ -86,42 +88,81 @@ examples:
 """
 
 
-@pytest.mark.parametrize("name, text, message", [
-    ("megalint.toml", 'gpu = "h100"\nselct = ["ML1"]\n',
-     "2:1: unknown key `selct` (did you mean `select`?)"),
-    ("megalint.toml", 'gpu = 100\n', "1:1: `gpu` must be a string, not an integer"),
-    ("megalint.toml", 'select = "ML1"\n', "1:1: `select` must be an array, not a string"),
-    ("megalint.toml", 'ignore = ["ML1", 3]\n', "1:1: `ignore` must be an array of strings, not an array with an integer"),
-    ("megalint.toml", 'follow-source-outside-root = "yes"\n',
-     "1:1: `follow-source-outside-root` must be a boolean, not a string"),
-    ("megalint.toml", 'failure-threshold = "fatal"\n',
-     "1:1: `failure-threshold` must be one of error, warning, info, none, not `fatal`"),
-    ("megalint.toml", 'gpu = "h100"\nassume = { NNODES = 4, DEBUG = true }\n',
-     "2:24: `assume.DEBUG` must be a string or an integer, not a boolean"),
-    ("megalint.toml", '[assume]\nNNODES = 4\nGPUS = [8]\n',
-     "3:1: `assume.GPUS` must be a string or an integer, not an array"),
-    ("megalint.toml", 'gpu = "h1000"\n', '1:1: unknown GPU `h1000` (e.g. "h100", "a100-80gb", "v100")'),
-    ("megalint.toml", 'megatron-version = "latest-ish"\n',
-     '1:1: `latest-ish` is not a Megatron-LM version (e.g. "0.15", "core_v0.12.0", "HEAD")'),
-    ("megalint.toml", 'gpu = "h100"\nrule-dirs = ["ci", "nowhere"]\n',
-     "2:20: rule folder `nowhere` does not exist (relative to {root})"),
-    ("megalint.toml", '[severity]\nML101 = "fatal"\n',
-     "2:1: severity of `ML101` must be one of error, warning, info, not `fatal`"),
-    ("megalint.toml", 'severity = { ML101 = 1 }\n',
-     "1:14: severity of `ML101` must be one of error, warning, info, not an integer"),
-    ("megalint.toml", '[per-file-ignores]\n"a/*.sh" = "ML101"\n',
-     "2:1: per-file-ignores `a/*.sh` must be an array of rule codes"),
-    ("megalint.toml", 'gpu = "h100"\ngpu = "a100"\n', "2:13: invalid TOML: Cannot overwrite a value"),
-    ("megalint.toml", 'select = ["ML1"\n', "2:1: invalid TOML: Unclosed array"),
-    ("megalint.toml", 'gpu = h100\n', "1:7: invalid TOML: Invalid value"),
-    ("pyproject.toml", '[project]\nname = "x"\n\n[tool.megalint]\ngpu = "h100"\n\n[tool.megalint.severity]\n'
-                       'ML101 = "error"\nML201 = "loud"\n',
-     "9:1: severity of `ML201` must be one of error, warning, info, not `loud`"),
-    ("pyproject.toml", '[tool.megalint]\nexclude = ["x"]\n[tool.megalint.assume]\nNNODES = 2.5\n',
-     "4:1: `assume.NNODES` must be a string or an integer, not a float"),
-    ("pyproject.toml", '[tool]\nmegalint = 3\n', "2:1: `tool.megalint` must be a table, not an integer"),
-    ("pyproject.toml", '[tool.megalint]\nverbose = true\n', "2:1: unknown key `verbose`"),
-])
+@pytest.mark.parametrize(
+    "name, text, message",
+    [
+        ("megalint.toml", 'gpu = "h100"\nselct = ["ML1"]\n', "2:1: unknown key `selct` (did you mean `select`?)"),
+        ("megalint.toml", "gpu = 100\n", "1:1: `gpu` must be a string, not an integer"),
+        ("megalint.toml", 'select = "ML1"\n', "1:1: `select` must be an array, not a string"),
+        (
+            "megalint.toml",
+            'ignore = ["ML1", 3]\n',
+            "1:1: `ignore` must be an array of strings, not an array with an integer",
+        ),
+        (
+            "megalint.toml",
+            'follow-source-outside-root = "yes"\n',
+            "1:1: `follow-source-outside-root` must be a boolean, not a string",
+        ),
+        (
+            "megalint.toml",
+            'failure-threshold = "fatal"\n',
+            "1:1: `failure-threshold` must be one of error, warning, info, none, not `fatal`",
+        ),
+        (
+            "megalint.toml",
+            'gpu = "h100"\nassume = { NNODES = 4, DEBUG = true }\n',
+            "2:24: `assume.DEBUG` must be a string or an integer, not a boolean",
+        ),
+        (
+            "megalint.toml",
+            "[assume]\nNNODES = 4\nGPUS = [8]\n",
+            "3:1: `assume.GPUS` must be a string or an integer, not an array",
+        ),
+        ("megalint.toml", 'gpu = "h1000"\n', '1:1: unknown GPU `h1000` (e.g. "h100", "a100-80gb", "v100")'),
+        (
+            "megalint.toml",
+            'megatron-version = "latest-ish"\n',
+            '1:1: `latest-ish` is not a Megatron-LM version (e.g. "0.15", "core_v0.12.0", "HEAD")',
+        ),
+        (
+            "megalint.toml",
+            'gpu = "h100"\nrule-dirs = ["ci", "nowhere"]\n',
+            "2:20: rule folder `nowhere` does not exist (relative to {root})",
+        ),
+        (
+            "megalint.toml",
+            '[severity]\nML101 = "fatal"\n',
+            "2:1: severity of `ML101` must be one of error, warning, info, not `fatal`",
+        ),
+        (
+            "megalint.toml",
+            "severity = { ML101 = 1 }\n",
+            "1:14: severity of `ML101` must be one of error, warning, info, not an integer",
+        ),
+        (
+            "megalint.toml",
+            '[per-file-ignores]\n"a/*.sh" = "ML101"\n',
+            "2:1: per-file-ignores `a/*.sh` must be an array of rule codes",
+        ),
+        ("megalint.toml", 'gpu = "h100"\ngpu = "a100"\n', "2:13: invalid TOML: Cannot overwrite a value"),
+        ("megalint.toml", 'select = ["ML1"\n', "2:1: invalid TOML: Unclosed array"),
+        ("megalint.toml", "gpu = h100\n", "1:7: invalid TOML: Invalid value"),
+        (
+            "pyproject.toml",
+            '[project]\nname = "x"\n\n[tool.megalint]\ngpu = "h100"\n\n[tool.megalint.severity]\n'
+            'ML101 = "error"\nML201 = "loud"\n',
+            "9:1: severity of `ML201` must be one of error, warning, info, not `loud`",
+        ),
+        (
+            "pyproject.toml",
+            '[tool.megalint]\nexclude = ["x"]\n[tool.megalint.assume]\nNNODES = 2.5\n',
+            "4:1: `assume.NNODES` must be a string or an integer, not a float",
+        ),
+        ("pyproject.toml", "[tool]\nmegalint = 3\n", "2:1: `tool.megalint` must be a table, not an integer"),
+        ("pyproject.toml", "[tool.megalint]\nverbose = true\n", "2:1: unknown key `verbose`"),
+    ],
+)
 def test_config_errors(megalint, scripts, tmp_path, name, text, message):
     (tmp_path / "ci").mkdir()
     cfg = scripts(name, text)
@@ -141,8 +182,10 @@ def test_config_error_through_explicit_config(megalint, scripts):
 def test_missing_explicit_config(megalint, scripts, tmp_path):
     p = scripts("job.sh", CLEAN)
     r = megalint("--config", str(tmp_path / "nope.toml"), str(p))
-    assert (r.rc, r.err) == (2, f"megalint: {tmp_path / 'nope.toml'}:1:1: cannot read the configuration: "
-                                "No such file or directory\n")
+    assert (r.rc, r.err) == (
+        2,
+        f"megalint: {tmp_path / 'nope.toml'}:1:1: cannot read the configuration: No such file or directory\n",
+    )
 
 
 def test_isolated_ignores_a_broken_config(megalint, scripts):
@@ -155,9 +198,11 @@ def test_isolated_ignores_a_broken_config(megalint, scripts):
 def test_loaded_values(tmp_path):
     (tmp_path / "rules").mkdir()
     p = tmp_path / "megalint.toml"
-    p.write_text('megatron-version = "0.12"\ngpu = "a100"\nassume = { NNODES = 4, MODE = "pp" }\n'
-                 'rule-dirs = ["rules"]\nexclude = ["old/"]\nfailure-threshold = "info"\n'
-                 '[per-file-ignores]\n"x/*.sh" = ["ML1"]\n')
+    p.write_text(
+        'megatron-version = "0.12"\ngpu = "a100"\nassume = { NNODES = 4, MODE = "pp" }\n'
+        'rule-dirs = ["rules"]\nexclude = ["old/"]\nfailure-threshold = "info"\n'
+        '[per-file-ignores]\n"x/*.sh" = ["ML1"]\n'
+    )
     cfg = load_config(str(p))
     assert cfg.assume == {"NNODES": "4", "MODE": "pp"}
     assert cfg.rule_dirs == [str(tmp_path / "rules")]
@@ -165,22 +210,27 @@ def test_loaded_values(tmp_path):
     assert cfg.exclude == ["old/"] and cfg.per_file_ignores == {"x/*.sh": ["ML1"]}
 
 
-@pytest.mark.parametrize("keys, value, where", [
-    (("tool", "megalint", "gpu"), None, (5, 1)),
-    (("tool", "megalint", "assume", "NNODES"), None, (6, 12)),
-    (("tool", "megalint", "assume", "GPUS"), None, (6, 24)),
-    (("tool", "megalint", "select"), "ML999", (9, 3)),
-    (("tool", "megalint", "severity", "ML101"), None, (11, 10)),
-    (("tool", "megalint", "severity", "ML201"), None, (14, 1)),
-    (("tool", "megalint", "per-file-ignores", "a/*.sh"), "ML1", (17, 13)),
-    (("tool", "megalint", "unknown"), None, (4, 2)),  # the nearest enclosing table
-    (("nowhere",), None, (1, 1)),
-])
+@pytest.mark.parametrize(
+    "keys, value, where",
+    [
+        (("tool", "megalint", "gpu"), None, (5, 1)),
+        (("tool", "megalint", "assume", "NNODES"), None, (6, 12)),
+        (("tool", "megalint", "assume", "GPUS"), None, (6, 24)),
+        (("tool", "megalint", "select"), "ML999", (9, 3)),
+        (("tool", "megalint", "severity", "ML101"), None, (11, 10)),
+        (("tool", "megalint", "severity", "ML201"), None, (14, 1)),
+        (("tool", "megalint", "per-file-ignores", "a/*.sh"), "ML1", (17, 13)),
+        (("tool", "megalint", "unknown"), None, (4, 2)),  # the nearest enclosing table
+        (("nowhere",), None, (1, 1)),
+    ],
+)
 def test_position(keys, value, where):
-    text = ('[project]\nname = "x"\n\n[tool.megalint]\ngpu = "h100"\n'
-            'assume = { NNODES = 4, "GPUS" = true }\nselect = [\n  "ML1",\n  "ML999",\n]\n'
-            'severity.ML101 = "error"\n\n[tool.megalint.severity]\nML201 = "fatal"\n\n'
-            '[tool.megalint.per-file-ignores]\n"a/*.sh" = ["ML1"]\n')
+    text = (
+        '[project]\nname = "x"\n\n[tool.megalint]\ngpu = "h100"\n'
+        'assume = { NNODES = 4, "GPUS" = true }\nselect = [\n  "ML1",\n  "ML999",\n]\n'
+        'severity.ML101 = "error"\n\n[tool.megalint.severity]\nML201 = "fatal"\n\n'
+        '[tool.megalint.per-file-ignores]\n"a/*.sh" = ["ML1"]\n'
+    )
     assert position(text, keys, value) == where
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import pytest
 
 from megalint.discovery import is_shell_script, shebang_is_shell
@@ -16,8 +15,17 @@ def shown_files(r):
 
 @pytest.fixture
 def tree(scripts, tmp_path):
-    for name in ("a.sh", "b.bash", "sub/c.slurm", "sub/deep/d.sbatch", "notes.txt", "tool.py",
-                 "build/out.sh", "vendor/v.sh", "legacy/old.sh"):
+    for name in (
+        "a.sh",
+        "b.bash",
+        "sub/c.slurm",
+        "sub/deep/d.sbatch",
+        "notes.txt",
+        "tool.py",
+        "build/out.sh",
+        "vendor/v.sh",
+        "legacy/old.sh",
+    ):
         scripts(name, ERROR)
     scripts("bin/train", "#!/usr/bin/env bash\n" + ERROR)
     scripts("bin/run", "#!/bin/sh\n" + ERROR)
@@ -31,8 +39,15 @@ def tree(scripts, tmp_path):
 
 def test_recursive_with_gitignore_and_shebangs(megalint, tree):
     r = megalint("--isolated", "--output-format", "concise", ".", cwd=tree)
-    assert shown_files(r) == ["a.sh", "b.bash", "bin/run", "bin/train", "legacy/old.sh", "sub/c.slurm",
-                              "sub/deep/d.sbatch"]
+    assert shown_files(r) == [
+        "a.sh",
+        "b.bash",
+        "bin/run",
+        "bin/train",
+        "legacy/old.sh",
+        "sub/c.slurm",
+        "sub/deep/d.sbatch",
+    ]
 
 
 def test_gitignore_of_a_parent_folder(megalint, tree):
@@ -51,8 +66,9 @@ def test_explicit_files_are_always_checked(megalint, tree):
 
 
 def test_exclude_from_the_command_line(megalint, tree):
-    r = megalint("--isolated", "--output-format", "concise", "--exclude", "legacy/", "--exclude", "*.bash", ".",
-                 cwd=tree)
+    r = megalint(
+        "--isolated", "--output-format", "concise", "--exclude", "legacy/", "--exclude", "*.bash", ".", cwd=tree
+    )
     assert shown_files(r) == ["a.sh", "bin/run", "bin/train", "sub/c.slurm", "sub/deep/d.sbatch"]
 
 
@@ -91,16 +107,27 @@ def test_stdin_filename_names_and_configures(megalint, tree, scripts):
 
 def test_stdin_filename_with_force_exclude(megalint, tree, scripts):
     scripts("megalint.toml", 'exclude = ["legacy/"]\n')
-    r = megalint("--force-exclude", "--output-format", "concise", "--stdin-filename", "legacy/x.sh", "-",
-                 stdin=ERROR, cwd=tree)
+    r = megalint(
+        "--force-exclude", "--output-format", "concise", "--stdin-filename", "legacy/x.sh", "-", stdin=ERROR, cwd=tree
+    )
     assert (r.rc, r.out) == (0, "All checks passed.\n")
 
 
-@pytest.mark.parametrize("line, shell", [
-    (b"#!/bin/bash\n", True), (b"#!/bin/sh", True), (b"#! /usr/bin/env bash\n", True),
-    (b"#!/usr/bin/env -S bash -e\n", True), (b"#!/bin/dash\r\n", True), (b"#!/usr/bin/env python3\n", False),
-    (b"#!/bin/zsh\n", False), (b"#!/usr/bin/bash-like\n", False), (b"# bash\n", False), (b"", False),
-])
+@pytest.mark.parametrize(
+    "line, shell",
+    [
+        (b"#!/bin/bash\n", True),
+        (b"#!/bin/sh", True),
+        (b"#! /usr/bin/env bash\n", True),
+        (b"#!/usr/bin/env -S bash -e\n", True),
+        (b"#!/bin/dash\r\n", True),
+        (b"#!/usr/bin/env python3\n", False),
+        (b"#!/bin/zsh\n", False),
+        (b"#!/usr/bin/bash-like\n", False),
+        (b"# bash\n", False),
+        (b"", False),
+    ],
+)
 def test_shebangs(line, shell):
     assert shebang_is_shell(line) is shell
 

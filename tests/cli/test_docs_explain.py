@@ -5,15 +5,16 @@ from __future__ import annotations
 import json
 import re
 
-
 from megalint import cli
 
 from .conftest import FIXTURES, REPO
 
-UNDECIDED = ("#SBATCH --constraint=v100\n"
-             "torchrun --nnodes $NNODES --nproc_per_node 8 pretrain_gpt.py --num-layers 2 "
-             "--tensor-model-parallel-size 3 --fp8-format hybrid\n"
-             "python pretrain_gpt.py --num-layers 2 --tensor-model-parallel-size 1\n")
+UNDECIDED = (
+    "#SBATCH --constraint=v100\n"
+    "torchrun --nnodes $NNODES --nproc_per_node 8 pretrain_gpt.py --num-layers 2 "
+    "--tensor-model-parallel-size 3 --fp8-format hybrid\n"
+    "python pretrain_gpt.py --num-layers 2 --tensor-model-parallel-size 1\n"
+)
 
 
 def test_rule_by_code_and_name(megalint):
@@ -22,10 +23,22 @@ def test_rule_by_code_and_name(megalint):
     lower = megalint("rule", "ml201")
     assert by_code.rc == 0 and by_code.out == by_name.out == lower.out
     text = by_code.out
-    assert text.startswith("# fp8-requires-hopper (ML201)\n\nCategory: hardware. Default severity: error. "
-                           "Fix: available (unsafe).\n")
-    order = [text.index(h) for h in ("## What it does", "## Why is this bad?", "## Example", "## Use instead",
-                                     "## Fix safety", "## Sources", "## References", "Documentation: ")]
+    assert text.startswith(
+        "# fp8-requires-hopper (ML201)\n\nCategory: hardware. Default severity: error. Fix: available (unsafe).\n"
+    )
+    order = [
+        text.index(h)
+        for h in (
+            "## What it does",
+            "## Why is this bad?",
+            "## Example",
+            "## Use instead",
+            "## Fix safety",
+            "## Sources",
+            "## References",
+            "Documentation: ",
+        )
+    ]
     assert order == sorted(order)
     assert "```bash\n#SBATCH --constraint=a100\ntorchrun pretrain_gpt.py --fp8-format hybrid" in text
     assert "- megatron/training/arguments.py:1100@d98e8a64" in text
@@ -33,8 +46,9 @@ def test_rule_by_code_and_name(megalint):
 
 def test_rule_for_a_suppression_code(megalint):
     r = megalint("rule", "ML001")
-    assert r.out.startswith("# unused-suppression (ML001)\n\nCategory: suppression. Default severity: warning. "
-                            "Fix: available (safe).")
+    assert r.out.startswith(
+        "# unused-suppression (ML001)\n\nCategory: suppression. Default severity: warning. Fix: available (safe)."
+    )
 
 
 def test_rule_unknown(megalint):
@@ -114,8 +128,11 @@ def test_explain_text_names_missing_inputs(megalint, scripts):
 
 
 def test_explain_marks_suppressed_findings(megalint, scripts):
-    p = scripts("job.sh", "TP=3\ntorchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 2 "
-                          "--tensor-model-parallel-size $TP  # megalint: ignore[ML101]\n")
+    p = scripts(
+        "job.sh",
+        "TP=3\ntorchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 2 "
+        "--tensor-model-parallel-size $TP  # megalint: ignore[ML101]\n",
+    )
     out = megalint("explain", "--isolated", str(p)).out
     assert "world size 8 is not divisible by TP×PP×CP = 3×1×1 = 3 (suppressed)" in out
 
@@ -129,8 +146,9 @@ def test_memory_hook(megalint, monkeypatch):
     import importlib.util
 
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: None if name == cli.MEMORY_MODULE else real(name, *a))
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == cli.MEMORY_MODULE else real(name, *a)
+    )
     r = megalint("memory", "x.sh")
     assert (r.rc, r.err) == (2, "megalint: `megalint memory` is not available in this build\n")
     assert "memory" in cli.SUBCOMMANDS

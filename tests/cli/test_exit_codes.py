@@ -13,10 +13,12 @@ from .conftest import CLEAN, ERROR, INFO, WARN
 
 def test_help_documents_every_exit_status(megalint):
     text = build_parser().format_help()
-    for line in ("0  no finding at or above the failure threshold",
-                 "1  findings at or above the failure threshold (default: warning",
-                 "2  usage, configuration, rule-file or input error",
-                 "3  internal error: a bug in megalint"):
+    for line in (
+        "0  no finding at or above the failure threshold",
+        "1  findings at or above the failure threshold (default: warning",
+        "2  usage, configuration, rule-file or input error",
+        "3  internal error: a bug in megalint",
+    ):
         assert line in text
     r = megalint("--help")
     assert r.rc == 0 and "exit status:" in r.out
@@ -28,9 +30,16 @@ def test_default_threshold_is_warning(megalint, scripts, text, rc):
     assert megalint("--isolated", str(p)).rc == rc
 
 
-@pytest.mark.parametrize("threshold, text, rc", [
-    ("info", INFO, 1), ("error", WARN, 0), ("error", ERROR, 1), ("none", ERROR, 0), ("warning", INFO, 0),
-])
+@pytest.mark.parametrize(
+    "threshold, text, rc",
+    [
+        ("info", INFO, 1),
+        ("error", WARN, 0),
+        ("error", ERROR, 1),
+        ("none", ERROR, 0),
+        ("warning", INFO, 0),
+    ],
+)
 def test_failure_threshold(megalint, scripts, threshold, text, rc):
     p = scripts("job.sh", text)
     assert megalint("--isolated", "--failure-threshold", threshold, str(p)).rc == rc
@@ -126,8 +135,10 @@ def test_internal_error_in_one_file(megalint, scripts, monkeypatch):
     r = megalint("--isolated", str(p))
     assert r.rc == 3
     lines = r.err.splitlines()
-    assert lines == [f"megalint: internal error while checking {p}: RuntimeError: the evaluator fell over "
-                     "second line. Please report it."]
+    assert lines == [
+        f"megalint: internal error while checking {p}: RuntimeError: the evaluator fell over "
+        "second line. Please report it."
+    ]
     assert "Traceback" not in r.err + r.out
 
 

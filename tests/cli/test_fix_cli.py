@@ -43,10 +43,12 @@ def test_diff_writes_nothing(megalint, scripts):
     r = megalint("--isolated", "--diff", str(p))
     assert p.read_text() == TRAILING
     assert r.rc == 1
-    assert r.out == (f"--- a/{p}\n+++ b/{p}\n@@ -1,2 +1,2 @@\n"
-                     "-torchrun --nproc_per_node 8 pretrain_gpt.py \\  \n"
-                     "+torchrun --nproc_per_node 8 pretrain_gpt.py \\\n"
-                     "     --num-layers 2\n")
+    assert r.out == (
+        f"--- a/{p}\n+++ b/{p}\n@@ -1,2 +1,2 @@\n"
+        "-torchrun --nproc_per_node 8 pretrain_gpt.py \\  \n"
+        "+torchrun --nproc_per_node 8 pretrain_gpt.py \\\n"
+        "     --num-layers 2\n"
+    )
     assert r.err == "megalint: would fix 1 finding(s)\n"
 
 

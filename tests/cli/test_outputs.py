@@ -33,9 +33,18 @@ def test_width_follows_columns(megalint, monkeypatch):
 
 
 def test_several_outputs_in_one_run(megalint, scripts, tmp_path):
-    p = scripts("job.sh", ERROR)
-    r = megalint("--isolated", "--output-format", "github", "--output-format", "sarif:out/megalint.sarif",
-                 "--output-format", "json:report.json", "job.sh", cwd=tmp_path)
+    scripts("job.sh", ERROR)
+    r = megalint(
+        "--isolated",
+        "--output-format",
+        "github",
+        "--output-format",
+        "sarif:out/megalint.sarif",
+        "--output-format",
+        "json:report.json",
+        "job.sh",
+        cwd=tmp_path,
+    )
     assert r.out.startswith("::error file=job.sh,line=1,col=89,")
     data = json.loads((tmp_path / "report.json").read_text())
     assert [d["code"] for d in data] == ["ML101"]
@@ -45,8 +54,9 @@ def test_several_outputs_in_one_run(megalint, scripts, tmp_path):
 
 def test_sarif_to_a_file(megalint, scripts, tmp_path):
     scripts("job.sh", ERROR)
-    r = megalint("--isolated", "--output-format", "concise", "--output-format", "sarif:megalint.sarif", "job.sh",
-                 cwd=tmp_path)
+    r = megalint(
+        "--isolated", "--output-format", "concise", "--output-format", "sarif:megalint.sarif", "job.sh", cwd=tmp_path
+    )
     sarif = json.loads((tmp_path / "megalint.sarif").read_text())
     result = sarif["runs"][0]["results"][0]
     assert result["ruleId"] == "ML101"
@@ -60,12 +70,21 @@ def test_unwritable_output_file_is_a_usage_error(megalint, scripts, tmp_path):
     assert r.rc == 2 and r.err.startswith("megalint: --output-format sarif:job.sh/x.sarif: cannot write:")
 
 
-@pytest.mark.parametrize("formats, message", [
-    (("json", "sarif"), "megalint: formats json, sarif all write to standard output; give all but one a path "
-                        "(e.g. --output-format sarif:megalint.sarif)"),
-    (("xml",), "megalint: unknown output format 'xml' (known: concise, full, github, gitlab, grouped, json, "
-               "json-lines, junit, sarif)"),
-])
+@pytest.mark.parametrize(
+    "formats, message",
+    [
+        (
+            ("json", "sarif"),
+            "megalint: formats json, sarif all write to standard output; give all but one a path "
+            "(e.g. --output-format sarif:megalint.sarif)",
+        ),
+        (
+            ("xml",),
+            "megalint: unknown output format 'xml' (known: concise, full, github, gitlab, grouped, json, "
+            "json-lines, junit, sarif)",
+        ),
+    ],
+)
 def test_bad_output_formats(megalint, scripts, formats, message):
     p = scripts("job.sh", ERROR)
     args = [a for f in formats for a in ("--output-format", f)]
@@ -104,15 +123,18 @@ def test_paths_relative_to_github_workspace(megalint, scripts, tmp_path, monkeyp
     assert r.out.startswith("::error file=ci/job.sh,")
 
 
-@pytest.mark.parametrize("env, option, coloured", [
-    ({}, "auto", False),  # not a terminal
-    ({}, "always", True),
-    ({"FORCE_COLOR": "1"}, "auto", True),
-    ({"FORCE_COLOR": "1"}, "never", False),
-    ({"NO_COLOR": "1", "FORCE_COLOR": "1"}, "auto", False),
-    ({"NO_COLOR": "1"}, "always", True),  # the explicit option wins
-    ({"NO_COLOR": ""}, "always", True),
-])
+@pytest.mark.parametrize(
+    "env, option, coloured",
+    [
+        ({}, "auto", False),  # not a terminal
+        ({}, "always", True),
+        ({"FORCE_COLOR": "1"}, "auto", True),
+        ({"FORCE_COLOR": "1"}, "never", False),
+        ({"NO_COLOR": "1", "FORCE_COLOR": "1"}, "auto", False),
+        ({"NO_COLOR": "1"}, "always", True),  # the explicit option wins
+        ({"NO_COLOR": ""}, "always", True),
+    ],
+)
 def test_colour(megalint, scripts, monkeypatch, env, option, coloured):
     for k, v in env.items():
         monkeypatch.setenv(k, v)
@@ -123,7 +145,16 @@ def test_colour(megalint, scripts, monkeypatch, env, option, coloured):
 
 def test_colour_only_for_human_formats(megalint, scripts, tmp_path):
     scripts("job.sh", ERROR)
-    r = megalint("--isolated", "--color", "always", "--output-format", "json",
-                 "--output-format", "concise:c.txt", "job.sh", cwd=tmp_path)
+    r = megalint(
+        "--isolated",
+        "--color",
+        "always",
+        "--output-format",
+        "json",
+        "--output-format",
+        "concise:c.txt",
+        "job.sh",
+        cwd=tmp_path,
+    )
     assert ESC not in r.out
     assert ESC not in (tmp_path / "c.txt").read_text()  # a file is never coloured

@@ -4,16 +4,24 @@ from __future__ import annotations
 
 import pytest
 
-from megalint.selection import Layer, selected_codes, severity_for, specificity
 from megalint.diagnostics import Severity
+from megalint.selection import Layer, selected_codes, severity_for, specificity
 
 # Three findings: ML014 (unfilled placeholder), ML101 (world size), ML301 (info, two nodes).
-THREE = ("CKPT=<Specify path>\n"
-         "torchrun --nnodes 2 --nproc_per_node 8 pretrain_gpt.py --num-layers 2 "
-         "--tensor-model-parallel-size 3 --save $CKPT\n")
+THREE = (
+    "CKPT=<Specify path>\n"
+    "torchrun --nnodes 2 --nproc_per_node 8 pretrain_gpt.py --num-layers 2 "
+    "--tensor-model-parallel-size 3 --save $CKPT\n"
+)
 
-CODES = {"ML001": "unused-suppression", "ML011": "flag-run-as-command", "ML014": "unfilled-placeholder",
-         "ML101": "world-size-divisibility", "ML201": "fp8-requires-hopper", "ML301": "missing-nccl-ib-timeout"}
+CODES = {
+    "ML001": "unused-suppression",
+    "ML011": "flag-run-as-command",
+    "ML014": "unfilled-placeholder",
+    "ML101": "world-size-divisibility",
+    "ML201": "fp8-requires-hopper",
+    "ML301": "missing-nccl-ib-timeout",
+}
 
 
 def lint(megalint, scripts, *opts):
@@ -25,30 +33,39 @@ def test_all_by_default(megalint, scripts):
     assert lint(megalint, scripts).codes == ["ML014", "ML101", "ML301"]
 
 
-@pytest.mark.parametrize("opts, codes", [
-    (("--select", "ML101"), ["ML101"]),
-    (("--select", "ml101"), ["ML101"]),
-    (("--select", "world-size-divisibility"), ["ML101"]),
-    (("--select", "ML1", "--select", "ML3"), ["ML101", "ML301"]),
-    (("--select", "ML0"), ["ML014"]),
-    (("--select", "ALL", "--ignore", "ML0"), ["ML101", "ML301"]),
-    (("--ignore", "ML301"), ["ML014", "ML101"]),
-    (("--ignore", "missing-nccl-ib-timeout", "--ignore", "ML01"), ["ML101"]),
-    (("--select", "ML101", "--extend-select", "unfilled-placeholder"), ["ML014", "ML101"]),
-    (("--select", "ML1", "--ignore", "ML101"), []),
-    (("--select", "ML101", "--ignore", "ML1"), ["ML101"]),  # the more specific selector wins
-    (("--select", "ML101", "--ignore", "ML101"), []),  # a tie goes to ignore
-])
+@pytest.mark.parametrize(
+    "opts, codes",
+    [
+        (("--select", "ML101"), ["ML101"]),
+        (("--select", "ml101"), ["ML101"]),
+        (("--select", "world-size-divisibility"), ["ML101"]),
+        (("--select", "ML1", "--select", "ML3"), ["ML101", "ML301"]),
+        (("--select", "ML0"), ["ML014"]),
+        (("--select", "ALL", "--ignore", "ML0"), ["ML101", "ML301"]),
+        (("--ignore", "ML301"), ["ML014", "ML101"]),
+        (("--ignore", "missing-nccl-ib-timeout", "--ignore", "ML01"), ["ML101"]),
+        (("--select", "ML101", "--extend-select", "unfilled-placeholder"), ["ML014", "ML101"]),
+        (("--select", "ML1", "--ignore", "ML101"), []),
+        (("--select", "ML101", "--ignore", "ML1"), ["ML101"]),  # the more specific selector wins
+        (("--select", "ML101", "--ignore", "ML101"), []),  # a tie goes to ignore
+    ],
+)
 def test_cli_selection(megalint, scripts, opts, codes):
     assert lint(megalint, scripts, *opts).codes == codes
 
 
-@pytest.mark.parametrize("opt, token, message", [
-    ("--select", "ML999", "megalint: unknown rule `ML999` in --select; did you mean `ML099`?"),
-    ("--ignore", "world-size-divisibilty", "megalint: unknown rule `world-size-divisibilty` in --ignore; "
-                                           "did you mean `world-size-divisibility`?"),
-    ("--extend-select", "XY", "megalint: unknown rule `XY` in --extend-select; see `megalint rules`"),
-])
+@pytest.mark.parametrize(
+    "opt, token, message",
+    [
+        ("--select", "ML999", "megalint: unknown rule `ML999` in --select; did you mean `ML099`?"),
+        (
+            "--ignore",
+            "world-size-divisibilty",
+            "megalint: unknown rule `world-size-divisibilty` in --ignore; did you mean `world-size-divisibility`?",
+        ),
+        ("--extend-select", "XY", "megalint: unknown rule `XY` in --extend-select; see `megalint rules`"),
+    ],
+)
 def test_unknown_selector_is_an_error(megalint, scripts, opt, token, message):
     r = lint(megalint, scripts, opt, token)
     assert r.rc == 2
@@ -97,7 +114,9 @@ def test_severity_override_decides_exit_status(megalint, scripts):
 
 def test_unknown_code_in_severity_table(megalint, scripts):
     p = scripts("job.sh", THREE)
-    cfg = scripts("pyproject.toml", '[tool.megalint]\ngpu = "h100"\n\n[tool.megalint.severity]\nML101 = "info"\nML9Z = "error"\n')
+    cfg = scripts(
+        "pyproject.toml", '[tool.megalint]\ngpu = "h100"\n\n[tool.megalint.severity]\nML101 = "info"\nML9Z = "error"\n'
+    )
     r = megalint(str(p))
     assert r.rc == 2
     assert r.err.startswith(f"megalint: {cfg}:6:1: unknown rule `ML9Z` in `severity`")
@@ -106,11 +125,13 @@ def test_unknown_code_in_severity_table(megalint, scripts):
 def test_per_file_ignores(megalint, scripts):
     a = scripts("examples/a.sh", THREE)
     b = scripts("train/b.sh", THREE)
-    scripts("megalint.toml", '[per-file-ignores]\n"examples/*.sh" = ["ML1", "missing-nccl-ib-timeout"]\n"b.sh" = ["ML014"]\n')
+    scripts(
+        "megalint.toml",
+        '[per-file-ignores]\n"examples/*.sh" = ["ML1", "missing-nccl-ib-timeout"]\n"b.sh" = ["ML014"]\n',
+    )
     r = megalint("--output-format", "concise", str(a), str(b))
     assert r.codes == ["ML014", "ML101", "ML301"]
-    assert [line.split(":")[0] for line in r.out.splitlines() if "ML" in line] == [
-        str(a), str(b), str(b)]
+    assert [line.split(":")[0] for line in r.out.splitlines() if "ML" in line] == [str(a), str(b), str(b)]
 
 
 def test_per_file_ignored_code_is_not_an_unused_suppression(megalint, scripts):

@@ -65,9 +65,7 @@ def test_file_ignore_anywhere(megalint, scripts):
 
 
 def test_unused_and_unknown_suppressions(megalint, scripts):
-    text = ("TP=2  # megalint: ignore[ML014]\n"
-            "X=1  # megalint: ignore[ML0014]\n"
-            "Y=1  # megalint: ignore ML014\n") + BODY
+    text = ("TP=2  # megalint: ignore[ML014]\nX=1  # megalint: ignore[ML0014]\nY=1  # megalint: ignore ML014\n") + BODY
     p = scripts("job.sh", text)
     r = megalint("--isolated", "--output-format", "concise", str(p))
     lines = [line for line in r.out.splitlines() if ": ML00" in line]
@@ -81,8 +79,10 @@ def test_unused_and_unknown_suppressions(megalint, scripts):
 
 def test_suppression_of_an_undecided_rule_is_not_unused(megalint, scripts):
     # The world size needs $NNODES: ML101 cannot decide, so its suppression proves nothing.
-    text = ("# megalint: ignore[ML101]\ntorchrun --nnodes $NNODES --nproc_per_node 8 pretrain_gpt.py "
-            "--num-layers 2 --tensor-model-parallel-size 3\n")
+    text = (
+        "# megalint: ignore[ML101]\ntorchrun --nnodes $NNODES --nproc_per_node 8 pretrain_gpt.py "
+        "--num-layers 2 --tensor-model-parallel-size 3\n"
+    )
     _, found = findings(megalint, scripts, text)
     assert found == []
 

@@ -7,10 +7,14 @@ import pickle
 import time
 from pathlib import Path
 
-
 from megalint.diagnostics import Applicability, Severity
 from megalint.engine import (
-    Missing, Target, evaluate, evaluate_one, load_rule_texts, load_rules,
+    Missing,
+    Target,
+    evaluate,
+    evaluate_one,
+    load_rule_texts,
+    load_rules,
 )
 from megalint.engine.evaluate import FAILED, FIRED, NOT_APPLICABLE, PASSED, UNDECIDED
 
@@ -34,8 +38,13 @@ def make_rules(*rules: dict):
     sources = []
     for i, fields in enumerate(rules):
         rule = {
-            "code": f"ML9{i:02d}", "name": f"rule-{i}", "severity": "warning", "category": "test",
-            "message": "m", "at": "launch", "docs": {"what": "w", "why": "y"},
+            "code": f"ML9{i:02d}",
+            "name": f"rule-{i}",
+            "severity": "warning",
+            "category": "test",
+            "message": "m",
+            "at": "launch",
+            "docs": {"what": "w", "why": "y"},
             "examples": [{"bad": "x\n", "expect": [{"line": 1, "column": 1}]}],
         }
         if "fix" in fields:
@@ -46,9 +55,11 @@ def make_rules(*rules: dict):
 
 
 def heads_ctx(**over):
-    ctx = {"args": {"num_attention_heads": 12, "tensor_model_parallel_size": 8, "fp16": True},
-           "given": {"num_attention_heads": True, "tensor_model_parallel_size": True},
-           "megatron": "0.15"}
+    ctx = {
+        "args": {"num_attention_heads": 12, "tensor_model_parallel_size": 8, "fp16": True},
+        "given": {"num_attention_heads": True, "tensor_model_parallel_size": True},
+        "megatron": "0.15",
+    }
     ctx.update(over)
     return ctx
 
@@ -60,8 +71,9 @@ def test_demo_rule_fires_with_places_labels_help_and_fix():
     assert (d.code, d.name, d.severity) == ("DM101", "tp-divides-heads", Severity.ERROR)
     assert d.message == "12 attention heads cannot be split over tensor-parallel size 8"
     assert (d.span.start_line, d.span.start_col, d.span.end_line, d.span.end_col) == (7, 34, 7, 37)
-    assert [(l.text, l.span.start_line, l.span.start_col) for l in d.labels] == [
-        ("tensor-parallel size set to 8 here", 3, 1), ("12 heads", 5, 27),
+    assert [(lab.text, lab.span.start_line, lab.span.start_col) for lab in d.labels] == [
+        ("tensor-parallel size set to 8 here", 3, 1),
+        ("12 heads", 5, 27),
     ]
     assert d.help == "use a tensor-parallel size that divides 12"
     assert d.url == "https://megalint.dev/rules/tp-divides-heads"
@@ -79,24 +91,25 @@ def test_rule_passes():
 
 
 def test_undecided_names_missing_inputs_and_reasons():
-    ctx = heads_ctx(args={"num_attention_heads": 12},
-                    unknown={"args.tensor_model_parallel_size": "TP is read from $1"})
+    ctx = heads_ctx(args={"num_attention_heads": 12}, unknown={"args.tensor_model_parallel_size": "TP is read from $1"})
     ev = evaluate(DEMO.subset(["DM101"]), [Target(ctx, TextLocator(SCRIPT))])
     assert ev.diagnostics == []
     (u,) = ev.undecided
     assert u.rule.code == "DM101"
     assert u.missing == (Missing("args.tensor_model_parallel_size", "TP is read from $1"),)
-    assert u.to_json() == {"code": "DM101", "name": "tp-divides-heads", "condition": None,
-                           "missing": [{"path": "args.tensor_model_parallel_size",
-                                        "reason": "TP is read from $1"}]}
+    assert u.to_json() == {
+        "code": "DM101",
+        "name": "tp-divides-heads",
+        "condition": None,
+        "missing": [{"path": "args.tensor_model_parallel_size", "reason": "TP is read from $1"}],
+    }
 
 
 def test_condition_reading_an_absent_value_is_undecided_with_prefix_reason():
     rules = make_rules({"when": "gpu.compute_capability < 8.9 && args.fp8_format != null"})
     ctx = {"args": {"fp8_format": "hybrid"}, "unknown": {"gpu": "no GPU named in the script"}}
     ev = evaluate(rules, [Target(ctx, TextLocator(SCRIPT))])
-    assert [u.missing for u in ev.undecided] == [
-        (Missing("gpu.compute_capability", "no GPU named in the script"),)]
+    assert [u.missing for u in ev.undecided] == [(Missing("gpu.compute_capability", "no GPU named in the script"),)]
     assert ev.failures == []
 
 
@@ -111,8 +124,9 @@ def test_megatron_version_range():
     head = evaluate(DEMO.subset(["DM101"]), [Target(heads_ctx(megatron="HEAD"), loc)])
     assert len(head.diagnostics) == 1
     odd = evaluate(DEMO.subset(["DM101"]), [Target(heads_ctx(megatron="nightly"), loc)])
-    assert [u.missing for u in odd.undecided] == [(Missing(
-        "megatron", "'nightly' is not a Megatron version (like 0.15, 0.15.1, core_v0.15.0 or HEAD)"),)]
+    assert [u.missing for u in odd.undecided] == [
+        (Missing("megatron", "'nightly' is not a Megatron version (like 0.15, 0.15.1, core_v0.15.0 or HEAD)"),)
+    ]
     assert odd.failures == []
 
 
@@ -122,7 +136,7 @@ def test_primary_place_falls_back_to_launch_and_fix_is_dropped():
     (d,) = ev.diagnostics
     assert (d.span.start_line, d.span.start_col, d.span.end_col) == (1, 1, 50)
     assert d.fix is None
-    assert [l.text for l in d.labels] == ["12 heads"]
+    assert [lab.text for lab in d.labels] == ["12 heads"]
 
 
 def test_fix_dropped_when_the_edit_is_not_safe():
@@ -158,7 +172,8 @@ def test_rule_failures_are_reported_not_raised():
     ev = evaluate(rules, [Target({"args": {"a": 1}}, TextLocator(SCRIPT))])
     assert ev.diagnostics == []
     assert [(f.rule.code, f.message.split(":")[0]) for f in ev.failures] == [
-        ("ML900", "when"), ("ML901", "when gave 1, not true or false"),
+        ("ML900", "when"),
+        ("ML901", "when gave 1, not true or false"),
         ("ML902", "for_each.in gave int, not a list"),
     ]
     assert ev.outcomes == {"ML900": {FAILED}, "ML901": {FAILED}, "ML902": {FAILED}}
@@ -168,8 +183,14 @@ def test_findings_merge_across_paths():
     loc = TextLocator(SCRIPT)
     ctx16 = heads_ctx(args={"num_attention_heads": 16, "tensor_model_parallel_size": 8})
     rules = DEMO.subset(["DM101"])
-    ev = evaluate(rules, [Target(heads_ctx(), loc, "MODEL=small"), Target(heads_ctx(), loc, "MODEL=tiny"),
-                          Target(ctx16, loc, "MODEL=big")])
+    ev = evaluate(
+        rules,
+        [
+            Target(heads_ctx(), loc, "MODEL=small"),
+            Target(heads_ctx(), loc, "MODEL=tiny"),
+            Target(ctx16, loc, "MODEL=big"),
+        ],
+    )
     (d,) = ev.diagnostics
     assert d.condition == "(MODEL=small) or (MODEL=tiny)"
     ev = evaluate(rules, [Target(heads_ctx(), loc, "MODEL=small"), Target(heads_ctx(), loc)])
@@ -180,22 +201,31 @@ def test_findings_merge_across_paths():
 
 
 def test_env_places_and_export_fixes():
-    rules = make_rules({
-        "requires": ["launch.multi_node", "env_set"],
-        "when": "launch.multi_node && !('NCCL_IB_TIMEOUT' in env_set)",
-        "message": "multi-node job without NCCL_IB_TIMEOUT",
-        "at": ["env(NCCL_SOCKET_IFNAME)", "last_export"],
-        "labels": [{"at": "launcher(nproc_per_node)", "text": "{launch.nproc_per_node} per node"},
-                   {"at": "entry", "text": "entry"}],
-        "fix": {"message": "export NCCL_IB_TIMEOUT=22", "applicability": "safe",
-                "edits": ['insert_export(NCCL_IB_TIMEOUT, "22")']},
-    })
+    rules = make_rules(
+        {
+            "requires": ["launch.multi_node", "env_set"],
+            "when": "launch.multi_node && !('NCCL_IB_TIMEOUT' in env_set)",
+            "message": "multi-node job without NCCL_IB_TIMEOUT",
+            "at": ["env(NCCL_SOCKET_IFNAME)", "last_export"],
+            "labels": [
+                {"at": "launcher(nproc_per_node)", "text": "{launch.nproc_per_node} per node"},
+                {"at": "entry", "text": "entry"},
+            ],
+            "fix": {
+                "message": "export NCCL_IB_TIMEOUT=22",
+                "applicability": "safe",
+                "edits": ['insert_export(NCCL_IB_TIMEOUT, "22")'],
+            },
+        }
+    )
     ctx = {"launch": {"multi_node": True, "nproc_per_node": 8}, "env_set": ["NCCL_DEBUG"]}
     loc = TextLocator(SCRIPT)
     (d,) = evaluate(rules, [Target(ctx, loc)]).diagnostics
     assert (d.span.start_line, d.span.start_col, d.span.end_col) == (2, 1, 23)
-    assert [(l.text, l.span.start_line, l.span.start_col) for l in d.labels] == [
-        ("8 per node", 4, 10), ("entry", 4, 29)]
+    assert [(lab.text, lab.span.start_line, lab.span.start_col) for lab in d.labels] == [
+        ("8 per node", 4, 10),
+        ("entry", 4, 29),
+    ]
     assert apply_fix(SCRIPT, d.fix).splitlines()[1:3] == ["export NCCL_DEBUG=INFO", "export NCCL_IB_TIMEOUT=22"]
     assert d.fix.applicability is Applicability.SAFE
     ok = evaluate(rules, [Target({**ctx, "env_set": ["NCCL_IB_TIMEOUT"]}, loc)])
@@ -204,13 +234,27 @@ def test_env_places_and_export_fixes():
 
 def test_flag_edits():
     rules = make_rules(
-        {"requires": ["args.fp16"], "when": "args.fp16", "at": "flag(fp16)",
-         "fix": {"message": "use bf16", "applicability": "unsafe", "edits": ['replace_flag(fp16, "--bf16")']}},
-        {"requires": ["args.fp16"], "when": "args.fp16", "at": "flag(fp16)",
-         "fix": {"message": "drop", "applicability": "unsafe", "edits": ["remove_flag(fp16)"]}},
-        {"when": "!has(args.seq_length)", "at": "entry",
-         "fix": {"message": "add", "applicability": "display-only",
-                 "edits": ['add_flag("--seq-length {args.num_attention_heads * 256}")']}},
+        {
+            "requires": ["args.fp16"],
+            "when": "args.fp16",
+            "at": "flag(fp16)",
+            "fix": {"message": "use bf16", "applicability": "unsafe", "edits": ['replace_flag(fp16, "--bf16")']},
+        },
+        {
+            "requires": ["args.fp16"],
+            "when": "args.fp16",
+            "at": "flag(fp16)",
+            "fix": {"message": "drop", "applicability": "unsafe", "edits": ["remove_flag(fp16)"]},
+        },
+        {
+            "when": "!has(args.seq_length)",
+            "at": "entry",
+            "fix": {
+                "message": "add",
+                "applicability": "display-only",
+                "edits": ['add_flag("--seq-length {args.num_attention_heads * 256}")'],
+            },
+        },
     )
     ctx = heads_ctx()
     loc = TextLocator(SCRIPT)
@@ -223,15 +267,21 @@ def test_flag_edits():
 
 
 def test_fix_template_with_unknown_value_drops_the_fix():
-    rules = make_rules({"when": "true", "fix": {
-        "message": "m", "applicability": "safe", "edits": ['add_flag("--x {args.nope}")']}})
+    rules = make_rules(
+        {"when": "true", "fix": {"message": "m", "applicability": "safe", "edits": ['add_flag("--x {args.nope}")']}}
+    )
     (d,) = evaluate(rules, [Target({}, TextLocator(SCRIPT))]).diagnostics
     assert d.fix is None
 
 
 def test_label_on_the_primary_span_is_left_out():
-    rules = make_rules({"when": "true", "at": "flag(fp16)",
-                        "labels": [{"at": "flag(fp16)", "text": "same"}, {"at": "gpu", "text": "none here"}]})
+    rules = make_rules(
+        {
+            "when": "true",
+            "at": "flag(fp16)",
+            "labels": [{"at": "flag(fp16)", "text": "same"}, {"at": "gpu", "text": "none here"}],
+        }
+    )
     (d,) = evaluate(rules, [Target(heads_ctx(), TextLocator(SCRIPT))]).diagnostics
     assert d.labels == ()
 
@@ -244,23 +294,30 @@ def test_evaluate_one_accepts_plain_rule_lists():
 def test_hundred_rules_take_a_few_milliseconds():
     many = []
     for i in range(100):
-        many.append({
-            "requires": ["args.num_attention_heads", "args.tensor_model_parallel_size"],
-            "megatron": ">=0.12",
-            "when": f"args.num_attention_heads % args.tensor_model_parallel_size != 0 "
-                    f"&& args.flag_{i} >= {i} && gpu.compute_capability >= 8.0",
-            "message": "{args.num_attention_heads} over {args.tensor_model_parallel_size}: " + str(i),
-            "at": "value(tensor_model_parallel_size)",
-            "labels": [{"at": "origin(tensor_model_parallel_size)", "text": "set here"}],
-        })
+        many.append(
+            {
+                "requires": ["args.num_attention_heads", "args.tensor_model_parallel_size"],
+                "megatron": ">=0.12",
+                "when": f"args.num_attention_heads % args.tensor_model_parallel_size != 0 "
+                f"&& args.flag_{i} >= {i} && gpu.compute_capability >= 8.0",
+                "message": "{args.num_attention_heads} over {args.tensor_model_parallel_size}: " + str(i),
+                "at": "value(tensor_model_parallel_size)",
+                "labels": [{"at": "origin(tensor_model_parallel_size)", "text": "set here"}],
+            }
+        )
     rules = make_rules(*many)
     loc = TextLocator(SCRIPT)
     timings = {}
     for heads in (16, 12):  # no rule fires; every rule fires
         args = {f"flag_{i}": i for i in range(900)}
         args.update(num_attention_heads=heads, tensor_model_parallel_size=8)
-        ctx = {"args": args, "given": {k: True for k in args}, "gpu": {"compute_capability": 9.0},
-               "env": {f"V{i}": "x" for i in range(50)}, "megatron": "0.15"}
+        ctx = {
+            "args": args,
+            "given": {k: True for k in args},
+            "gpu": {"compute_capability": 9.0},
+            "env": {f"V{i}": "x" for i in range(50)},
+            "megatron": "0.15",
+        }
         best = float("inf")
         for _ in range(5):
             t = time.perf_counter()
@@ -276,5 +333,6 @@ def test_rule_sets_pickle_for_worker_processes():
     copy = pickle.loads(pickle.dumps(DEMO))
     loc = TextLocator(SCRIPT)
     original = evaluate(DEMO, [Target(heads_ctx(), loc)]).diagnostics
-    assert [d.to_json() for d in evaluate(copy, [Target(heads_ctx(), loc)]).diagnostics] == \
-        [d.to_json() for d in original]
+    assert [d.to_json() for d in evaluate(copy, [Target(heads_ctx(), loc)]).diagnostics] == [
+        d.to_json() for d in original
+    ]

@@ -19,20 +19,26 @@ DEMO = load_rules([DATA / "demo"], packaged=False)
 CONTEXTS = {
     ("DM101", 0): {"args": {"num_attention_heads": 12, "tensor_model_parallel_size": 8}, "megatron": "HEAD"},
     ("DM101", 1): {"args": {"num_attention_heads": 16, "tensor_model_parallel_size": 8}, "megatron": "HEAD"},
-    ("DM102", 0): {"problems": [{"kind": "unknown-flag", "flag": "--hidden_size",
-                                 "suggestions": ["--hidden-size"], "index": 0}]},
+    ("DM102", 0): {
+        "problems": [{"kind": "unknown-flag", "flag": "--hidden_size", "suggestions": ["--hidden-size"], "index": 0}]
+    },
     ("DM102", 1): {"problems": []},
 }
 
 
 def test_iter_examples_and_ids():
     ids = [example_id(r, e) for r, e in iter_examples(DEMO)]
-    assert ids == ["DM101-tp-divides-heads-bad-0", "DM101-tp-divides-heads-good-1",
-                   "DM102-unknown-flag-bad-0", "DM102-unknown-flag-good-1"]
+    assert ids == [
+        "DM101-tp-divides-heads-bad-0",
+        "DM101-tp-divides-heads-good-1",
+        "DM102-unknown-flag-bad-0",
+        "DM102-unknown-flag-good-1",
+    ]
 
 
-@pytest.mark.parametrize("rule, example", list(iter_examples(DEMO)),
-                         ids=[example_id(r, e) for r, e in iter_examples(DEMO)])
+@pytest.mark.parametrize(
+    "rule, example", list(iter_examples(DEMO)), ids=[example_id(r, e) for r, e in iter_examples(DEMO)]
+)
 def test_demo_examples(rule, example):
     ctx = CONTEXTS[(rule.code, example.index)]
     ev = evaluate([rule], [Target(ctx, TextLocator(example.script))])
@@ -58,7 +64,8 @@ def test_check_example_reports_every_mismatch():
     ]
     assert check_example(bad, rule, []) == [f"{where}: expected a finding at 5:34-5:37, got nothing"]
     assert check_example(good, rule, [diag("DM101", 1, 1, 1, 2)]) == [
-        f"DM101 example 1 ({good.origin}): good example reported at 1:1: msg"]
+        f"DM101 example 1 ({good.origin}): good example reported at 1:1: msg"
+    ]
 
 
 def test_example_origins_point_into_the_rule_file():

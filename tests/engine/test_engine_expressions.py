@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from megalint.engine.expressions import (
-    Env, EvalFailure, ExprError, NeedInputs, Needs, compile_expr, scan,
+    Env,
+    EvalFailure,
+    ExprError,
+    NeedInputs,
+    Needs,
+    compile_expr,
+    scan,
 )
 from megalint.engine.templates import format_value, parse_template
 from megalint.engine.versions import VersionError, VersionRange, parse_version
@@ -16,11 +22,15 @@ def env(**ctx):
 
 
 def test_scan_finds_paths_functions_and_bound_names():
-    s = scan('problems.filter(p, p.kind == "unknown-flag").exists(q, has(q.flag)) '
-             '&& has(args.fp8_format) && math.greatest(args.a, 2) > gpu.compute_capability '
-             '&& "args.not_a_path".startsWith("x")')
+    s = scan(
+        'problems.filter(p, p.kind == "unknown-flag").exists(q, has(q.flag)) '
+        "&& has(args.fp8_format) && math.greatest(args.a, 2) > gpu.compute_capability "
+        '&& "args.not_a_path".startsWith("x")'
+    )
     assert [(r.path, r.guarded) for r in s.refs if r.root not in s.bound] == [
-        ("problems", False), ("args.fp8_format", True), ("args.a", False),
+        ("problems", False),
+        ("args.fp8_format", True),
+        ("args.a", False),
         ("gpu.compute_capability", False),
     ]
     assert [f for f, _ in s.functions] == ["filter", "exists", "has", "has", "math.greatest", "startsWith"]
@@ -72,13 +82,16 @@ def test_stdlib_functions():
     assert compile_expr("max([args.a, 3]) == 5 && math.least(1, 2) == 1").run(env(args={"a": 5})) is True
 
 
-@pytest.mark.parametrize("source, message, offset", [
-    ("args.x >=", "invalid CEL: Syntax error: mismatched input '<EOF>'", 9),
-    ("argz.x", "unknown name 'argz'", 0),
-    ("1 + launch.gpus", "unknown field 'launch.gpus'", 4),
-    ("lower(args.x)", "unknown function 'lower'", 0),
-    ("   ", "empty expression", 0),
-])
+@pytest.mark.parametrize(
+    "source, message, offset",
+    [
+        ("args.x >=", "invalid CEL: Syntax error: mismatched input '<EOF>'", 9),
+        ("argz.x", "unknown name 'argz'", 0),
+        ("1 + launch.gpus", "unknown field 'launch.gpus'", 4),
+        ("lower(args.x)", "unknown function 'lower'", 0),
+        ("   ", "empty expression", 0),
+    ],
+)
 def test_compile_errors(source, message, offset):
     with pytest.raises(ExprError) as info:
         compile_expr(source)
@@ -99,8 +112,12 @@ def test_needs_select_only_what_rules_read():
     needs.add(compile_expr("problems.exists(p, p.kind == 'x')"))
     needs.add_path("derived.data_parallel_size")
     ctx = {
-        "args": {"a": 2, "b": 3}, "env_set": ["X"], "gpu": {"fp8": True, "name": "H100"},
-        "derived": {"data_parallel_size": 4, "other": 1}, "problems": [], "megatron": "0.15",
+        "args": {"a": 2, "b": 3},
+        "env_set": ["X"],
+        "gpu": {"fp8": True, "name": "H100"},
+        "derived": {"data_parallel_size": 4, "other": 1},
+        "problems": [],
+        "megatron": "0.15",
     }
     sel = needs.select(ctx)
     assert sel["args"] == {"a": 2}
@@ -120,13 +137,18 @@ def test_whole_root_when_read_as_a_whole():
 
 
 def test_template_rendering():
-    t = parse_template("{args.h} heads over {'tensor_model_parallel_size'|flag} {args.tp}: "
-                       "{args.h % args.tp} left; {gpu.memory_bytes|gib}; {args.l|join(' ')}; "
-                       "{args.f|round(2)}; {{literal}}; {args.s|quote}; {gpu.name|upper}")
-    out = t.render(env(args={"h": 12, "tp": 8, "l": [1, 2], "f": 2.345, "s": "a b"},
-                       gpu={"memory_bytes": 85 * 2**30, "name": "h100"}))
-    assert out == ("12 heads over --tensor-model-parallel-size 8: 4 left; 85.0 GiB; 1 2; 2.35; "
-                   "{literal}; 'a b'; H100")
+    t = parse_template(
+        "{args.h} heads over {'tensor_model_parallel_size'|flag} {args.tp}: "
+        "{args.h % args.tp} left; {gpu.memory_bytes|gib}; {args.l|join(' ')}; "
+        "{args.f|round(2)}; {{literal}}; {args.s|quote}; {gpu.name|upper}"
+    )
+    out = t.render(
+        env(
+            args={"h": 12, "tp": 8, "l": [1, 2], "f": 2.345, "s": "a b"},
+            gpu={"memory_bytes": 85 * 2**30, "name": "h100"},
+        )
+    )
+    assert out == ("12 heads over --tensor-model-parallel-size 8: 4 left; 85.0 GiB; 1 2; 2.35; {literal}; 'a b'; H100")
 
 
 def test_template_unknown_value():
@@ -142,21 +164,32 @@ def test_template_with_cel_strings_and_maps():
     assert parse_template("{args.a || args.b}").render(env(args={"a": False, "b": True})) == "true"
 
 
-@pytest.mark.parametrize("value, text", [
-    (True, "true"), (None, "null"), (8.0, "8.0"), (8.9, "8.9"), (3, "3"),
-    (["a", 1], "a, 1"), ({"b": 1, "a": 2}, '{"a": 2, "b": 1}'),
-])
+@pytest.mark.parametrize(
+    "value, text",
+    [
+        (True, "true"),
+        (None, "null"),
+        (8.0, "8.0"),
+        (8.9, "8.9"),
+        (3, "3"),
+        (["a", 1], "a, 1"),
+        ({"b": 1, "a": 2}, '{"a": 2, "b": 1}'),
+    ],
+)
 def test_format_value(value, text):
     assert format_value(value) == text
 
 
-@pytest.mark.parametrize("source, message, offset", [
-    ("a {args.x", "unclosed '{' in template (write '{{' for a literal brace)", 2),
-    ("a } b", "single '}' in template (write '}}' for a literal brace)", 2),
-    ("x {args.x|foo}", "unknown filter 'foo' (known: flag, gib, round, join, quote, lower, upper)", 10),
-    ("{args.x|join(;)}", "filter 'join' takes a quoted string, not ';'", 8),
-    ("{ 'abc }", "unterminated string in placeholder", 2),
-])
+@pytest.mark.parametrize(
+    "source, message, offset",
+    [
+        ("a {args.x", "unclosed '{' in template (write '{{' for a literal brace)", 2),
+        ("a } b", "single '}' in template (write '}}' for a literal brace)", 2),
+        ("x {args.x|foo}", "unknown filter 'foo' (known: flag, gib, round, join, quote, lower, upper)", 10),
+        ("{args.x|join(;)}", "filter 'join' takes a quoted string, not ';'", 8),
+        ("{ 'abc }", "unterminated string in placeholder", 2),
+    ],
+)
 def test_template_errors(source, message, offset):
     with pytest.raises(ExprError) as info:
         parse_template(source)
@@ -166,14 +199,26 @@ def test_template_errors(source, message, offset):
 # -- versions ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text, version, inside", [
-    (">=0.13", "0.13", True), (">=0.13", "0.12.1", False), (">=0.13", "HEAD", True),
-    ("<0.16", "0.15.9", True), ("<0.16", "0.16", False), ("<0.16", "main", False),
-    (">=0.12,<0.16", "core_v0.15.0", True), (">=0.12,<0.16", "core_r0.16.0", False),
-    ("==0.15", "0.15.0", True), ("!=0.15", "v0.15.0", False), ("*", "0.8", True),
-    ("<HEAD", "0.19", True), ("<HEAD", "HEAD", False), (">0.15", "0.15.1", True),
-    ("<=0.15", "0.15.0rc1", True),
-])
+@pytest.mark.parametrize(
+    "text, version, inside",
+    [
+        (">=0.13", "0.13", True),
+        (">=0.13", "0.12.1", False),
+        (">=0.13", "HEAD", True),
+        ("<0.16", "0.15.9", True),
+        ("<0.16", "0.16", False),
+        ("<0.16", "main", False),
+        (">=0.12,<0.16", "core_v0.15.0", True),
+        (">=0.12,<0.16", "core_r0.16.0", False),
+        ("==0.15", "0.15.0", True),
+        ("!=0.15", "v0.15.0", False),
+        ("*", "0.8", True),
+        ("<HEAD", "0.19", True),
+        ("<HEAD", "HEAD", False),
+        (">0.15", "0.15.1", True),
+        ("<=0.15", "0.15.0rc1", True),
+    ],
+)
 def test_version_ranges(text, version, inside):
     assert VersionRange.parse(text).contains(version) is inside
 

@@ -78,8 +78,7 @@ def test_demo_rules_load():
     assert [r.code for r in rules] == ["DM101", "DM102"]
     heads = rules.get("tp-divides-heads")
     assert heads.requires == ("args.num_attention_heads", "args.tensor_model_parallel_size")
-    assert [str(c) for c in heads.at] == ["value(tensor_model_parallel_size)",
-                                          "flag(tensor_model_parallel_size)"]
+    assert [str(c) for c in heads.at] == ["value(tensor_model_parallel_size)", "flag(tensor_model_parallel_size)"]
     assert heads.docs.sources == ("megatron/core/transformer/transformer_config.py:1020@core_v0.15.0",)
     assert heads.examples[0].expect[0].line == 5
     assert heads.examples[1].kind == "good"
@@ -178,82 +177,128 @@ def test_missing_path_and_not_utf8(tmp_path):
     ]
 
 
-@pytest.mark.parametrize("text, error", [
-    ("", "r.yaml:1:1: empty rule file"),
-    ("# only a comment\n", "r.yaml:1:1: empty rule file"),
-    ("- code: ML1\n", "r.yaml:1:1: a rule file holds a mapping (one rule, or rules: [...]), not a list"),
-    ("rules: {}\n", "r.yaml:1:8: 'rules' must be a list, not a mapping"),
-    ("rules: []\n", "r.yaml:1:8: 'rules' must not be empty"),
-    ("rules:\n  - 3\n", "r.yaml:2:5: this item must be a mapping, not a number"),
-])
+@pytest.mark.parametrize(
+    "text, error",
+    [
+        ("", "r.yaml:1:1: empty rule file"),
+        ("# only a comment\n", "r.yaml:1:1: empty rule file"),
+        ("- code: ML1\n", "r.yaml:1:1: a rule file holds a mapping (one rule, or rules: [...]), not a list"),
+        ("rules: {}\n", "r.yaml:1:8: 'rules' must be a list, not a mapping"),
+        ("rules: []\n", "r.yaml:1:8: 'rules' must not be empty"),
+        ("rules:\n  - 3\n", "r.yaml:2:5: this item must be a mapping, not a number"),
+    ],
+)
 def test_file_shape(text, error):
     assert text_errors(text) == [error]
 
 
-@pytest.mark.parametrize("change, error", [
-    ({"at": "at: 3"}, "r.yaml:7:5: `at` is a place such as flag(num_layers), or a list of places tried in order"),
-    ({"at": "at: flag(num_layers"}, "r.yaml:7:20: at: missing ')' (inside a [flow, list] quote the whole form)"),
-    ({"at": "at: flag(num_layers, x)"}, "r.yaml:7:5: at: flag takes 1 argument, got 2"),
-    ({"at": "at: launch(x)"}, "r.yaml:7:5: at: launch takes no arguments, got 1"),
-    ({"at": "at: flag(num_layers) x"}, "r.yaml:7:22: at: unexpected text after place: 'x'"),
-    ({"at": "at: env(1X)"}, "r.yaml:7:9: at: env expects an environment variable name, not '1X'"),
-    ({"at": "at: [launch, flag(Num)]"}, "r.yaml:7:19: at: flag expects a Megatron dest such as "
-                                        "tensor_model_parallel_size, not 'Num'"),
-    ({"name": "name: Base_Rule"}, "r.yaml:2:7: a rule name is lower-case words joined by '-', "
-                                  "like tp-divides-heads, not 'Base_Rule'"),
-    ({"severity": "severity: [error]"}, "r.yaml:3:11: 'severity' must be one of error, warning, info, "
-                                        "not ['error']"),
-    ({"when": "when: 3"}, "r.yaml:5:7: 'when' must be a string or true or false, not a number"),
-    ({"when": "when: \"\""}, "r.yaml:5:8: when: empty expression"),
-    ({"when": "when: \"args.x > foo(1)\""}, "r.yaml:5:17: when: unknown function 'foo'"),
-    ({"when": "when: \"args.x.frobnicate()\""}, "r.yaml:5:15: when: unknown function 'frobnicate'"),
-    ({"when": "when: \"launch.gpus > 1\""}, "r.yaml:5:8: when: unknown field 'launch.gpus' (known: entry, "
-                                           "launcher, multi_node, nnodes, nproc_per_node, world_size)"),
-    ({"message": "message: 'a } b'"}, "r.yaml:6:13: message: single '}' in template "
-                                      "(write '}}' for a literal brace)"),
-    ({"message": "message: '{args.x|money}'"}, "r.yaml:6:19: message: unknown filter 'money' "
-                                               "(known: flag, gib, round, join, quote, lower, upper)"),
-    ({"message": "message: '{args.x|round(x)}'"}, "r.yaml:6:19: message: filter 'round' takes a whole "
-                                                  "number, not 'x'"),
-    ({"message": "message: '{args.x|flag(1)}'"}, "r.yaml:6:19: message: filter 'flag' takes no argument"),
-    ({"message": "message: '{ }'"}, "r.yaml:6:11: message: empty placeholder '{}'"),
-    ({"megatron": "megatron: '>=zero'"}, "r.yaml:10:11: megatron: 'zero' is not a Megatron version "
-                                         "(like 0.15, 0.15.1, core_v0.15.0 or HEAD)"),
-    ({"requires": "requires: [Args.x]"}, "r.yaml:10:12: a required input is a dotted context path, "
-                                         "like args.num_layers, not 'Args.x'"),
-    ({"requires": "requires: [args.x, args.x]"}, "r.yaml:10:11: 'requires' lists an item twice"),
-    ({"status": "status: beta"}, "r.yaml:10:9: 'status' must be one of stable, preview, deprecated, not 'beta'"),
-    ({"docs": "docs: {what: w}"}, "r.yaml:8:7: missing required key 'why'"),
-    ({"docs": "docs: {what: w, why: y, sources: [arguments.py@0.15]}"},
-     "r.yaml:8:35: a source is file:line@version, like megatron/training/arguments.py:412@core_v0.15.0, "
-     "not 'arguments.py@0.15'"),
-    ({"examples": "examples: [{good: \"x\\n\"}]"}, "r.yaml:9:1: examples: a rule needs at least one bad example"),
-    ({"examples": "examples: [{bad: \"x\\n\"}]"},
-     "r.yaml:9:12: examples: a bad example needs expect: the positions the rule reports"),
-    ({"examples": "examples: [{bad: \"x\\n\", good: \"y\\n\"}]"},
-     "r.yaml:9:12: examples: an example has either bad or good, not both"),
-    ({"examples": "examples: [{expect: []}]"},
-     "r.yaml:9:12: examples: an example needs bad (a script the rule reports) or good (one it accepts)"),
-    ({"examples": "examples: [{bad: \"x\\n\", expect: [{line: 1, column: 1}], fixed: \"y\\n\"}]"},
-     "r.yaml:9:57: examples: fixed needs the rule to have a fix"),
-    ({"examples": "examples: [{bad: \"ab\\n\", expect: [{line: 1, column: 2, end_line: 1, end_column: 1}]}]"},
-     "r.yaml:9:35: examples: expect 1:2-1:1 ends before it starts"),
-    ({"examples": "examples: [{bad: \"x\\n\", megatron: 'latest', expect: [{line: 1, column: 1}]}]"},
-     "r.yaml:9:35: examples: 'latest' is not a Megatron version (like 0.15, 0.15.1, core_v0.15.0 or HEAD)"),
-    ({"for_each": "for_each: {var: args, in: problems}"},
-     "r.yaml:10:17: for_each: var 'args' hides the context root of that name"),
-    ({"for_each": "for_each: {var: p, in: 'problems.filter(x, x.kind =)'}"},
-     "r.yaml:10:51: for_each.in: invalid CEL: Syntax error: token recognition error at: '=)'"),
-])
+@pytest.mark.parametrize(
+    "change, error",
+    [
+        ({"at": "at: 3"}, "r.yaml:7:5: `at` is a place such as flag(num_layers), or a list of places tried in order"),
+        ({"at": "at: flag(num_layers"}, "r.yaml:7:20: at: missing ')' (inside a [flow, list] quote the whole form)"),
+        ({"at": "at: flag(num_layers, x)"}, "r.yaml:7:5: at: flag takes 1 argument, got 2"),
+        ({"at": "at: launch(x)"}, "r.yaml:7:5: at: launch takes no arguments, got 1"),
+        ({"at": "at: flag(num_layers) x"}, "r.yaml:7:22: at: unexpected text after place: 'x'"),
+        ({"at": "at: env(1X)"}, "r.yaml:7:9: at: env expects an environment variable name, not '1X'"),
+        (
+            {"at": "at: [launch, flag(Num)]"},
+            "r.yaml:7:19: at: flag expects a Megatron dest such as tensor_model_parallel_size, not 'Num'",
+        ),
+        (
+            {"name": "name: Base_Rule"},
+            "r.yaml:2:7: a rule name is lower-case words joined by '-', like tp-divides-heads, not 'Base_Rule'",
+        ),
+        (
+            {"severity": "severity: [error]"},
+            "r.yaml:3:11: 'severity' must be one of error, warning, info, not ['error']",
+        ),
+        ({"when": "when: 3"}, "r.yaml:5:7: 'when' must be a string or true or false, not a number"),
+        ({"when": 'when: ""'}, "r.yaml:5:8: when: empty expression"),
+        ({"when": 'when: "args.x > foo(1)"'}, "r.yaml:5:17: when: unknown function 'foo'"),
+        ({"when": 'when: "args.x.frobnicate()"'}, "r.yaml:5:15: when: unknown function 'frobnicate'"),
+        (
+            {"when": 'when: "launch.gpus > 1"'},
+            "r.yaml:5:8: when: unknown field 'launch.gpus' (known: entry, "
+            "launcher, multi_node, nnodes, nproc_per_node, world_size)",
+        ),
+        (
+            {"message": "message: 'a } b'"},
+            "r.yaml:6:13: message: single '}' in template (write '}}' for a literal brace)",
+        ),
+        (
+            {"message": "message: '{args.x|money}'"},
+            "r.yaml:6:19: message: unknown filter 'money' (known: flag, gib, round, join, quote, lower, upper)",
+        ),
+        (
+            {"message": "message: '{args.x|round(x)}'"},
+            "r.yaml:6:19: message: filter 'round' takes a whole number, not 'x'",
+        ),
+        ({"message": "message: '{args.x|flag(1)}'"}, "r.yaml:6:19: message: filter 'flag' takes no argument"),
+        ({"message": "message: '{ }'"}, "r.yaml:6:11: message: empty placeholder '{}'"),
+        (
+            {"megatron": "megatron: '>=zero'"},
+            "r.yaml:10:11: megatron: 'zero' is not a Megatron version (like 0.15, 0.15.1, core_v0.15.0 or HEAD)",
+        ),
+        (
+            {"requires": "requires: [Args.x]"},
+            "r.yaml:10:12: a required input is a dotted context path, like args.num_layers, not 'Args.x'",
+        ),
+        ({"requires": "requires: [args.x, args.x]"}, "r.yaml:10:11: 'requires' lists an item twice"),
+        ({"status": "status: beta"}, "r.yaml:10:9: 'status' must be one of stable, preview, deprecated, not 'beta'"),
+        ({"docs": "docs: {what: w}"}, "r.yaml:8:7: missing required key 'why'"),
+        (
+            {"docs": "docs: {what: w, why: y, sources: [arguments.py@0.15]}"},
+            "r.yaml:8:35: a source is file:line@version, like megatron/training/arguments.py:412@core_v0.15.0, "
+            "not 'arguments.py@0.15'",
+        ),
+        ({"examples": 'examples: [{good: "x\\n"}]'}, "r.yaml:9:1: examples: a rule needs at least one bad example"),
+        (
+            {"examples": 'examples: [{bad: "x\\n"}]'},
+            "r.yaml:9:12: examples: a bad example needs expect: the positions the rule reports",
+        ),
+        (
+            {"examples": 'examples: [{bad: "x\\n", good: "y\\n"}]'},
+            "r.yaml:9:12: examples: an example has either bad or good, not both",
+        ),
+        (
+            {"examples": "examples: [{expect: []}]"},
+            "r.yaml:9:12: examples: an example needs bad (a script the rule reports) or good (one it accepts)",
+        ),
+        (
+            {"examples": 'examples: [{bad: "x\\n", expect: [{line: 1, column: 1}], fixed: "y\\n"}]'},
+            "r.yaml:9:57: examples: fixed needs the rule to have a fix",
+        ),
+        (
+            {"examples": 'examples: [{bad: "ab\\n", expect: [{line: 1, column: 2, end_line: 1, end_column: 1}]}]'},
+            "r.yaml:9:35: examples: expect 1:2-1:1 ends before it starts",
+        ),
+        (
+            {"examples": "examples: [{bad: \"x\\n\", megatron: 'latest', expect: [{line: 1, column: 1}]}]"},
+            "r.yaml:9:35: examples: 'latest' is not a Megatron version (like 0.15, 0.15.1, core_v0.15.0 or HEAD)",
+        ),
+        (
+            {"for_each": "for_each: {var: args, in: problems}"},
+            "r.yaml:10:17: for_each: var 'args' hides the context root of that name",
+        ),
+        (
+            {"for_each": "for_each: {var: p, in: 'problems.filter(x, x.kind =)'}"},
+            "r.yaml:10:51: for_each.in: invalid CEL: Syntax error: token recognition error at: '=)'",
+        ),
+    ],
+)
 def test_rule_errors(change, error):
     assert text_errors(with_lines(**change)) == [error]
 
 
-@pytest.mark.parametrize("when, error", [
-    ("when: >-\n  args.num_layers > 2 &&\n  argz.x\n", "r.yaml:7:3: when: unknown name 'argz'"),
-    ("when: |\n    args.num_layers > 2\n    && argz.x\n", "r.yaml:7:8: when: unknown name 'argz'"),
-    ("when: 'args.num_layers > argz.x'\n", "r.yaml:5:26: when: unknown name 'argz'"),
-])
+@pytest.mark.parametrize(
+    "when, error",
+    [
+        ("when: >-\n  args.num_layers > 2 &&\n  argz.x\n", "r.yaml:7:3: when: unknown name 'argz'"),
+        ("when: |\n    args.num_layers > 2\n    && argz.x\n", "r.yaml:7:8: when: unknown name 'argz'"),
+        ("when: 'args.num_layers > argz.x'\n", "r.yaml:5:26: when: unknown name 'argz'"),
+    ],
+)
 def test_positions_inside_block_and_quoted_scalars(when, error):
     text = with_lines(when=when.rstrip("\n"))
     (got,) = text_errors(text)
@@ -279,6 +324,7 @@ def test_rule_to_json():
 
 def _same_tree(a, b, path="") -> None:
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
     if isinstance(a, CommentedMap):
         assert type(b) is CommentedMap and list(a) == list(b), path
         assert (a.lc.line, a.lc.col) == (b.lc.line, b.lc.col), path
@@ -309,8 +355,11 @@ SAMPLES = [
 ]
 
 
-@pytest.mark.parametrize("text", SAMPLES + [p.read_text() for p in sorted(DATA.rglob("*.yaml"))
-                                           if p.name not in ("yaml-syntax.yaml", "duplicate-key.yaml")])
+@pytest.mark.parametrize(
+    "text",
+    SAMPLES
+    + [p.read_text() for p in sorted(DATA.rglob("*.yaml")) if p.name not in ("yaml-syntax.yaml", "duplicate-key.yaml")],
+)
 def test_both_yaml_readers_agree(text, yaml_loader):
     if yaml_loader == "ruamel":
         return
@@ -331,12 +380,21 @@ def test_the_format_reference_example_loads_and_its_examples_hold():
     (rule,) = load_rule_texts([("RULES.md", block)])
     bad, good = rule.examples
     for example, heads in ((bad, 12), (good, 16)):
-        ctx = {"args": {"num_attention_heads": heads, "tensor_model_parallel_size": 8},
-               "megatron": example.megatron or "HEAD"}
+        ctx = {
+            "args": {"num_attention_heads": heads, "tensor_model_parallel_size": 8},
+            "megatron": example.megatron or "HEAD",
+        }
         ev = evaluate([rule], [Target(ctx, TextLocator(example.script))])
         assert check_example(example, rule, ev.diagnostics) == []
-    (d,) = evaluate([rule], [Target({"args": {"num_attention_heads": 12, "tensor_model_parallel_size": 8},
-                                     "megatron": "0.15"}, TextLocator(bad.script))]).diagnostics
+    (d,) = evaluate(
+        [rule],
+        [
+            Target(
+                {"args": {"num_attention_heads": 12, "tensor_model_parallel_size": 8}, "megatron": "0.15"},
+                TextLocator(bad.script),
+            )
+        ],
+    ).diagnostics
     assert apply_fix(bad.script, d.fix) == bad.fixed
 
 

@@ -32,7 +32,8 @@ class TextLocator:
                 if m:
                     start = offset + indent
                     self.assignments.setdefault(m.group(1), []).append(
-                        (start, start + m.end(), start + m.start(2), start + m.end(2)))
+                        (start, start + m.end(), start + m.start(2), start + m.end(2))
+                    )
                     if stripped.startswith("export"):
                         self.exports.append((start, offset + len(line)))
                 else:
@@ -143,8 +144,7 @@ class TextLocator:
         occ = self._occurrences(dest)
         if not occ:
             return None
-        edits = [Edit(self.span(*self._removal(*self._option_range(dest, k))), "")
-                 for k in range(len(occ) - 1)]
+        edits = [Edit(self.span(*self._removal(*self._option_range(dest, k))), "") for k in range(len(occ) - 1)]
         edits.append(Edit(self.span(*self._option_range(dest, len(occ) - 1)), text))
         return edits
 
@@ -159,8 +159,7 @@ class TextLocator:
         occ = self._occurrences(dest)
         if not occ:
             return None
-        return [Edit(self.span(*self._removal(*self._option_range(dest, k))), "")
-                for k in range(len(occ))]
+        return [Edit(self.span(*self._removal(*self._option_range(dest, k))), "") for k in range(len(occ))]
 
     def replace_value(self, dest: str, text: str) -> list[Edit] | None:
         self.calls.append(("replace_value", (dest, text)))

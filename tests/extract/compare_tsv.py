@@ -50,7 +50,13 @@ def load_tsv(path: Path = TSV) -> dict[str, Row]:
         lines = [line for line in fp if not line.startswith("#")]
     for rec in csv.DictReader(lines, delimiter="\t", quoting=csv.QUOTE_NONE):
         rows[rec["flag"]] = Row(
-            rec["flag"], rec["dest"], rec["action"], rec["type"], rec["default"], rec["choices"], rec["nargs"],
+            rec["flag"],
+            rec["dest"],
+            rec["action"],
+            rec["type"],
+            rec["default"],
+            rec["choices"],
+            rec["nargs"],
             tuple(rec["present_in"].split()),
         )
     return rows
@@ -95,8 +101,14 @@ def expected(row: Row) -> dict[str, str]:
     m = _ENUM_REPR.match(default)
     if m:
         default = m.group(1)
-    return {"dest": row.dest, "action": row.action, "type": row.type, "default": default,
-            "choices": row.choices, "nargs": row.nargs}
+    return {
+        "dest": row.dest,
+        "action": row.action,
+        "type": row.type,
+        "default": default,
+        "choices": row.choices,
+        "nargs": row.nargs,
+    }
 
 
 @dataclass
@@ -119,8 +131,7 @@ class Report:
             f"{self.column}: extracted {self.extracted_actions} actions / {self.extracted_options} option strings; "
             f"table {self.table_options}; missing {len(self.missing)}; extra {len(self.extra)}; "
             f"columns compared on {self.compared} newest-version flags; mismatches {counts}; "
-            f"computed defaults {len(self.computed_defaults)}"
-            + (f"; on older flags: {older}" if older else "")
+            f"computed defaults {len(self.computed_defaults)}" + (f"; on older flags: {older}" if older else "")
         )
 
 
@@ -168,8 +179,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("column", choices=COLUMNS)
     p.add_argument("--tsv", type=Path, default=TSV)
     p.add_argument("-v", "--verbose", action="store_true")
-    p.add_argument("--all", action="store_true",
-                   help="also compare every column on flags whose newest version is later (shows version drift)")
+    p.add_argument(
+        "--all",
+        action="store_true",
+        help="also compare every column on flags whose newest version is later (shows version drift)",
+    )
     args = p.parse_args(argv)
     start = time.perf_counter()
     if args.path.endswith(".json"):

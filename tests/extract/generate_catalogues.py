@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
         (t for t in git(args.git_dir, "tag", "--list", "core_v*").split() if _FINAL_TAG.match(t)),
         key=lambda t: tuple(int(x) for x in _FINAL_TAG.match(t).groups()),  # type: ignore[union-attr]
     )
-    jobs = [(t, t[len("core_v"):], f"tag {t}") for t in tags]
+    jobs = [(t, t[len("core_v") :], f"tag {t}") for t in tags]
     if args.head:
         sha = git(args.git_dir, "rev-parse", args.head).strip()
         jobs.append((sha, f"main-{sha[:8]}", "main branch"))
@@ -72,15 +72,18 @@ def main(argv: list[str] | None = None) -> int:
             export(args.git_dir, rev, Path(tmp))
             start = time.perf_counter()
             cat = extract_catalogue(
-                tmp, version_label=label,
+                tmp,
+                version_label=label,
                 generated_from=f"NVIDIA/Megatron-LM {what} (commit {sha}); arguments.py and config dataclasses "
                 "read with libcst by megalint catalogue",
             )
             elapsed = time.perf_counter() - start
         write_catalogue(cat.to_json(), args.out / f"{label}.json")
         options = sum(len(f.option_strings) for f in cat.flags)
-        print(f"{label:16s} {len(cat.flags):4d} actions {options:4d} option strings  {elapsed:5.2f} s  "
-              f"{len(cat.parsed_files):2d} files parsed  {len(cat.warnings)} warnings")
+        print(
+            f"{label:16s} {len(cat.flags):4d} actions {options:4d} option strings  {elapsed:5.2f} s  "
+            f"{len(cat.parsed_files):2d} files parsed  {len(cat.warnings)} warnings"
+        )
         for w in cat.warnings:
             print(f"    warning: {w}")
     return 0

@@ -13,7 +13,7 @@ from pathlib import Path
 FILES: dict[str, str] = {
     "megatron/__init__.py": "",
     "megatron/core/__init__.py": "",
-    "megatron/core/enums.py": '''
+    "megatron/core/enums.py": """
 import enum
 
 
@@ -27,7 +27,7 @@ class Backend(enum.Enum):
 class Kind(str, enum.Enum):
     dense = "dense"
     moe = enum.auto()
-''',
+""",
     "megatron/core/parallel_config.py": '''
 from dataclasses import dataclass
 
@@ -44,7 +44,7 @@ class ParallelConfig:
     dtype_name: str = "fp32"
 ''',
     "megatron/core/model/__init__.py": "from .config import ModelConfig\n",
-    "megatron/core/model/config.py": '''
+    "megatron/core/model/config.py": """
 import os
 import signal
 from dataclasses import dataclass, field
@@ -85,9 +85,9 @@ class ModelConfig(ParallelConfig):
     zero_flag: bool = 0
     sig: signal.Signals = signal.SIGTERM
     broken: Union[int, str] = 0
-''',
+""",
     "megatron/training/__init__.py": "",
-    "megatron/training/argument_utils.py": '''
+    "megatron/training/argument_utils.py": """
 class ArgumentGroupFactory:
     def __init__(self, src_cfg_class, exclude=None):
         self.src_cfg_class = src_cfg_class
@@ -95,8 +95,8 @@ class ArgumentGroupFactory:
 
     def build_group(self, parser, title=None):
         return parser.add_argument_group(title=title)
-''',
-    "megatron/training/config.py": '''
+""",
+    "megatron/training/config.py": """
 from dataclasses import dataclass
 
 
@@ -105,8 +105,8 @@ class LoggerConfig:
     log_interval: int = 100
     log_dir: str | None = None
     quiet: bool = False
-''',
-    "megatron/training/arguments.py": '''
+""",
+    "megatron/training/arguments.py": """
 import argparse
 import os
 
@@ -188,13 +188,21 @@ def _add_optional_args(parser):
         group = parser.add_argument_group(title="ext")
         group.add_argument("--ext-config", type=str)
     return parser
-''',
+""",
 }
 
 
 def _flag(opts, dest, action="store", type=None, default=None, choices=None, nargs=None):
-    return {"option_strings": opts, "dest": dest, "action": action, "type": type, "default": default,
-            "choices": choices, "nargs": nargs, "deprecated": None}
+    return {
+        "option_strings": opts,
+        "dest": dest,
+        "action": action,
+        "type": type,
+        "default": default,
+        "choices": choices,
+        "nargs": nargs,
+        "deprecated": None,
+    }
 
 
 SIGNALS = None  # filled from the interpreter's signal module by the test: the choices of signal.Signals
@@ -238,7 +246,7 @@ EXPECTED_FLAGS = [
     _flag(["--timing-level"], "timing_level", type="int", default=0, choices=[0, 1, 2]),
     _flag(["--attn"], "attn", type="<lambda>", default="auto", choices=["flash", "fused", "auto"]),
     _flag(["--strict"], "strict", default="flash", choices=["flash", "fused", "auto"]),
-    _flag(["--world"], "world", type="int", default={"__expr__": "int(os.getenv(\"WORLD_SIZE\", \"1\"))"}),
+    _flag(["--world"], "world", type="int", default={"__expr__": 'int(os.getenv("WORLD_SIZE", "1"))'}),
     _flag(["--packing", "--no-packing"], "packing", action="boolean_optional", type="bool", default=False),
     _flag(["--data-path"], "data_path", nargs="*"),
     _flag(["--split"], "split", type="str", default=["969", "30", "1"]),

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from megalint.megatron.extract import catalogue_main
-
 from synthetic_tree import expected_flags, write_tree, write_wheel
+
+from megalint.megatron.extract import catalogue_main
 
 
 def test_writes_catalogue_json(tmp_path, capsys):

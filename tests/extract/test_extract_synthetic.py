@@ -6,10 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
+from synthetic_tree import FILES, expected_flags, write_tree, write_wheel
 
 from megalint.megatron.extract import ExtractError, extract_catalogue
-
-from synthetic_tree import FILES, expected_flags, write_tree, write_wheel
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +38,9 @@ def test_conditional_flag_is_kept_with_its_condition(tree):
 
 def test_origin_names_the_dataclass_that_declares_an_inherited_field(tree):
     options = extract_catalogue(tree).by_option()
-    assert options["--tensor-parallel-size"].origin == "dataclass ModelConfig.tensor_parallel_size (from ParallelConfig)"
+    assert (
+        options["--tensor-parallel-size"].origin == "dataclass ModelConfig.tensor_parallel_size (from ParallelConfig)"
+    )
     assert options["--num-layers"].origin == "dataclass ModelConfig.num_layers"
     assert options["--fp16"].origin == "arguments.py:_add_training_args"
 
@@ -80,7 +81,9 @@ def _mini(tmp_path: Path, arguments: str, extra: dict[str, str] | None = None) -
 
 
 def test_union_without_argparse_meta_is_reported_not_guessed(tmp_path):
-    root = _mini(tmp_path, '''
+    root = _mini(
+        tmp_path,
+        """
 from dataclasses import dataclass
 from typing import Union
 from megatron.training.argument_utils import ArgumentGroupFactory
@@ -92,14 +95,17 @@ class C:
 
 def parse_args():
     ArgumentGroupFactory(C).build_group(None, "c")
-''')
+""",
+    )
     cat = extract_catalogue(root)
     assert [f.option_strings for f in cat.flags] == [["--ok"]]
     assert len(cat.warnings) == 1 and "C.both" in cat.warnings[0] and "Unions not supported" in cat.warnings[0]
 
 
 def test_legacy_parse_args_without_add_megatron_arguments(tmp_path):
-    root = _mini(tmp_path, '''
+    root = _mini(
+        tmp_path,
+        """
 import argparse
 
 def parse_args(extra_args_provider=None, ignore_unknown_args=False):
@@ -112,23 +118,43 @@ def _add_a(parser):
     group.add_argument('--hidden-dropout', type=float, default=0.1)
     group.add_argument('--eval-iters', type=int, default=100, nargs=argparse.OPTIONAL)
     return parser
-''')
+""",
+    )
     flags = extract_catalogue(root).to_json()["flags"]
     assert flags == [
-        {"option_strings": ["--hidden-dropout"], "dest": "hidden_dropout", "action": "store", "type": "float",
-         "default": 0.1, "choices": None, "nargs": None, "deprecated": None},
-        {"option_strings": ["--eval-iters"], "dest": "eval_iters", "action": "store", "type": "int",
-         "default": 100, "choices": None, "nargs": "?", "deprecated": None},
+        {
+            "option_strings": ["--hidden-dropout"],
+            "dest": "hidden_dropout",
+            "action": "store",
+            "type": "float",
+            "default": 0.1,
+            "choices": None,
+            "nargs": None,
+            "deprecated": None,
+        },
+        {
+            "option_strings": ["--eval-iters"],
+            "dest": "eval_iters",
+            "action": "store",
+            "type": "int",
+            "default": 100,
+            "choices": None,
+            "nargs": "?",
+            "deprecated": None,
+        },
     ]
 
 
 def test_non_literal_option_name_is_reported(tmp_path):
-    root = _mini(tmp_path, '''
+    root = _mini(
+        tmp_path,
+        """
 def parse_args():
     name = compute()
     parser.add_argument(name, type=int)
     parser.add_argument('--kept')
-''')
+""",
+    )
     cat = extract_catalogue(root)
     assert [f.option_strings for f in cat.flags] == [["--kept"]]
     assert any("option name not literal" in w for w in cat.warnings)
@@ -166,7 +192,9 @@ def test_syntax_error_is_reported(tmp_path):
 
 
 def test_argument_functions_in_another_module_are_followed_when_given_the_parser(tmp_path):
-    root = _mini(tmp_path, '''
+    root = _mini(
+        tmp_path,
+        """
 import argparse
 from megatron.training import more_args
 from megatron.training.utils import print_banner
@@ -179,17 +207,19 @@ def parse_args():
     group = parser.add_argument_group(title="g")
     add_local(group)
     return parser.parse_args()
-''', {
-        "megatron/training/more_args.py": '''
+""",
+        {
+            "megatron/training/more_args.py": """
 def add_more(parser):
     parser.add_argument("--more", type=int, default=3)
     return parser
 
 def add_local(group):
     group.add_argument("--local-flag", action="store_true")
-''',
-        "megatron/training/utils.py": "def print_banner(text):\n    print(text)\n",
-    })
+""",
+            "megatron/training/utils.py": "def print_banner(text):\n    print(text)\n",
+        },
+    )
     cat = extract_catalogue(root)
     assert [(f.option_strings, f.origin) for f in cat.flags] == [
         (["--more"], "arguments.py:megatron.training.more_args.add_more"),

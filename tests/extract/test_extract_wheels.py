@@ -16,10 +16,9 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from compare_tsv import COMPARED, compare, load_tsv
 
 from megalint.megatron.extract import extract_catalogue
-
-from compare_tsv import COMPARED, compare, load_tsv
 
 CACHE = Path(tempfile.gettempdir()) / "megalint-test-wheels"
 _reachable: bool | None = None
@@ -43,9 +42,23 @@ def wheel(version: str) -> Path:
         return found[0]
     if not _pypi_reachable():
         pytest.skip("PyPI (pypi.org) is unreachable: megatron-core wheels cannot be downloaded")
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--python-version", "3.12",
-           "--platform", "manylinux_2_28_x86_64", "--disable-pip-version-check", "-q",
-           f"megatron-core=={version}", "-d", str(CACHE)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--only-binary=:all:",
+        "--python-version",
+        "3.12",
+        "--platform",
+        "manylinux_2_28_x86_64",
+        "--disable-pip-version-check",
+        "-q",
+        f"megatron-core=={version}",
+        "-d",
+        str(CACHE),
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     found = sorted(CACHE.glob(f"megatron_core-{version}-*.whl"))
     assert proc.returncode == 0 and found, f"pip download megatron-core=={version} failed:\n{proc.stderr[-2000:]}"
@@ -105,6 +118,9 @@ def test_wheels_between_table_versions_have_every_flag_of_both_neighbours(versio
 
 def test_shipped_0_19_0_catalogue_is_what_the_extractor_reads_from_the_wheel():
     # The data file comes from git tag core_v0.19.0, whose megatron/ the 0.19.0 wheel ships unchanged.
-    shipped = json.loads((Path(__file__).resolve().parents[2] / "megalint/data/catalogue-extracted/0.19.0.json")
-                         .read_text(encoding="utf-8"))
+    shipped = json.loads(
+        (Path(__file__).resolve().parents[2] / "megalint/data/catalogue-extracted/0.19.0.json").read_text(
+            encoding="utf-8"
+        )
+    )
     assert catalogue("0.19.0").to_json()["flags"] == shipped["flags"]

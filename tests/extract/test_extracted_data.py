@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from compare_tsv import COMPARED, compare, load_tsv
 
 DATA = Path(__file__).resolve().parents[2] / "megalint" / "data" / "catalogue-extracted"
@@ -24,8 +23,13 @@ def rows():
 
 @pytest.mark.parametrize(
     "name, column, extra",
-    [("0.8.0", "0.8", []), ("0.12.0", "0.12", []), ("0.15.0", "0.15", []), ("0.19.0", "0.19", KITCHEN),
-     ("main-d98e8a64", "HEAD", KITCHEN)],
+    [
+        ("0.8.0", "0.8", []),
+        ("0.12.0", "0.12", []),
+        ("0.15.0", "0.15", []),
+        ("0.19.0", "0.19", KITCHEN),
+        ("main-d98e8a64", "HEAD", KITCHEN),
+    ],
 )
 def test_shipped_catalogue_matches_real_parser(name, column, extra, rows):
     data = load(name)

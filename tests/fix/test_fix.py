@@ -9,8 +9,15 @@ from hypothesis import strategies as st
 
 from megalint.diagnostics import Applicability, Diagnostic, Edit, Fix, Severity
 from megalint.fix import (
-    OverlappingEdits, apply_edits, apply_fixes, bash_parses, line_starts, offset_of, resolve_edits,
-    unified_diff)
+    OverlappingEdits,
+    apply_edits,
+    apply_fixes,
+    bash_parses,
+    line_starts,
+    offset_of,
+    resolve_edits,
+    unified_diff,
+)
 from megalint.source import SourceFile
 
 
@@ -23,8 +30,14 @@ def sub(sf: SourceFile, needle: str, nth: int = 1):
 
 def fixdiag(sf, needle, content, app=Applicability.SAFE, code="ML100", nth=1, extra_edits=()):
     span = sub(sf, needle, nth)
-    return Diagnostic(code, "r", Severity.ERROR, f"replace {needle}", span,
-                      fix=Fix(f"use {content}", app, (Edit(span, content),) + tuple(extra_edits)))
+    return Diagnostic(
+        code,
+        "r",
+        Severity.ERROR,
+        f"replace {needle}",
+        span,
+        fix=Fix(f"use {content}", app, (Edit(span, content),) + tuple(extra_edits)),
+    )
 
 
 SCRIPT = (
@@ -108,9 +121,14 @@ def test_crlf_file_stays_crlf():
     sf = SourceFile("t.sh", text)
     # a fix that adds a line, written with a bare LF by its rule
     span = sub(sf, "    --lr")
-    d = Diagnostic("ML1", "r", Severity.ERROR, "m", span,
-                   fix=Fix("add", Applicability.SAFE, (Edit(sf.span(span.start, span.start),
-                                                            "    --train-iters 10 \\\n"),)))
+    d = Diagnostic(
+        "ML1",
+        "r",
+        Severity.ERROR,
+        "m",
+        span,
+        fix=Fix("add", Applicability.SAFE, (Edit(sf.span(span.start, span.start), "    --train-iters 10 \\\n"),)),
+    )
     r = apply_fixes(text, [d], False, bash_parses)
     assert "    --train-iters 10 \\\r\n    --lr" in r.text
     assert "\n" not in r.text.replace("\r\n", "")
@@ -144,8 +162,14 @@ def test_fix_with_edits_in_another_file_is_not_applied_here():
     sf = SourceFile("t.sh", SCRIPT)
     other = SourceFile("common.sh", "X=1\n")
     span = sub(sf, "7")
-    d = Diagnostic("ML1", "r", Severity.ERROR, "m", span,
-                   fix=Fix("x", Applicability.SAFE, (Edit(span, "8"), Edit(sub(other, "1"), "2"))))
+    d = Diagnostic(
+        "ML1",
+        "r",
+        Severity.ERROR,
+        "m",
+        span,
+        fix=Fix("x", Applicability.SAFE, (Edit(span, "8"), Edit(sub(other, "1"), "2"))),
+    )
     r = apply_fixes(sf.text, [d], False, None)
     assert r.text == SCRIPT and r.remaining == [d]
 
@@ -172,7 +196,7 @@ def test_unified_diff_applies_with_patch(tmp_path):
 
 # --- property: nothing outside the edits changes -------------------------------------------
 
-text_chars = st.sampled_from(list("ab \t\\'\"#$\n") + ["\r\n", "数", "é", "\U0001F600"])
+text_chars = st.sampled_from(list("ab \t\\'\"#$\n") + ["\r\n", "数", "é", "\U0001f600"])
 
 
 @st.composite
@@ -181,7 +205,7 @@ def text_and_edits(draw):
     n = len(text)
     cuts = sorted(draw(st.lists(st.integers(0, n), max_size=8)))
     pairs = []
-    for a, b in zip(cuts[::2], cuts[1::2]):
+    for a, b in zip(cuts[::2], cuts[1::2], strict=False):
         pairs.append((a, b))
     # drop a second insertion at the same point, which is a conflict by design
     clean = []
@@ -200,20 +224,20 @@ def text_and_edits(draw):
 def test_applying_edits_never_changes_a_character_outside_them(case):
     text, ranges, contents = case
     sf = SourceFile("t.sh", text)
-    edits = [Edit(sf.span(a, b), c) for (a, b), c in zip(ranges, contents)]
+    edits = [Edit(sf.span(a, b), c) for (a, b), c in zip(ranges, contents, strict=False)]
     resolved = resolve_edits(text, edits)
     out = apply_edits(text, edits)
     # walk the output: every gap between edits is the original text, byte for byte
     pos_in, pos_out = 0, 0
-    for (a, b, content) in resolved:
+    for a, b, content in resolved:
         gap = text[pos_in:a]
-        assert out[pos_out:pos_out + len(gap)] == gap
+        assert out[pos_out : pos_out + len(gap)] == gap
         pos_out += len(gap)
-        assert out[pos_out:pos_out + len(content)] == content
+        assert out[pos_out : pos_out + len(content)] == content
         pos_out += len(content)
         pos_in = b
     assert out[pos_out:] == text[pos_in:]
     # and the content is the edit's own, up to the file's line ending
-    for (a, b, content), e in zip(resolved, sorted(edits, key=lambda e: (e.span.start, e.span.end))):
+    for (_a, _b, content), e in zip(resolved, sorted(edits, key=lambda e: (e.span.start, e.span.end)), strict=False):
         assert content.replace("\r\n", "\n") == e.content.replace("\r\n", "\n")
     assert len(out) == len(text) + sum(len(c) - (b - a) for a, b, c in resolved)

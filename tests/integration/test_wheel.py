@@ -10,7 +10,6 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, offline_pip, run, the_wheel, venv_bin
 
 pytestmark = pytest.mark.integration
@@ -18,8 +17,11 @@ pytestmark = pytest.mark.integration
 
 def _expected_members(src: Path) -> set[str]:
     want = {str(p.relative_to(src)).replace("\\", "/") for p in (src / "megalint").rglob("*.py")}
-    want |= {str(p.relative_to(src)).replace("\\", "/") for p in (src / "megalint" / "data").rglob("*")
-             if p.is_file() and "__pycache__" not in p.parts}
+    want |= {
+        str(p.relative_to(src)).replace("\\", "/")
+        for p in (src / "megalint" / "data").rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    }
     want.add("megalint/engine/schema.json")
     # rules/ at the root of the repository ships as the package megalint.rules.
     want |= {"megalint/" + str(p.relative_to(src)).replace("\\", "/") for p in (src / "rules").rglob("*.yaml")}
@@ -79,8 +81,15 @@ def test_installed_command_lints_with_packaged_rules_and_data(installed, tmp_pat
         shutil.copy(ROOT / "fixtures" / "examples" / name, work / name)
     env = offline_pip(Path("."))
     py = venv_bin(installed, "python")
-    where = run([py, "-c", "import megalint, megalint.rules, megalint.data; "
-                           "print(megalint.__file__); print(megalint.rules.__file__)"], cwd=work, env=env).stdout
+    where = run(
+        [
+            py,
+            "-c",
+            "import megalint, megalint.rules, megalint.data; print(megalint.__file__); print(megalint.rules.__file__)",
+        ],
+        cwd=work,
+        env=env,
+    ).stdout
     assert str(ROOT) not in where and str(installed) in where
 
     megalint = venv_bin(installed, "megalint")
@@ -93,11 +102,19 @@ def test_installed_command_lints_with_packaged_rules_and_data(installed, tmp_pat
     assert "gpt_1b_single_node.sh" not in res.stdout
 
     # An older Megatron version reads its own packaged flag catalogue.
-    r = run([megalint, "--megatron-version", "0.8", "--output-format", "concise", "gpt_13b_multinode.sbatch"],
-            cwd=work, env=env, check=False)
+    r = run(
+        [megalint, "--megatron-version", "0.8", "--output-format", "concise", "gpt_13b_multinode.sbatch"],
+        cwd=work,
+        env=env,
+        check=False,
+    )
     assert r.returncode == 1 and "ML101" in r.stdout, (r.stdout, r.stderr)
     # Every shipped catalogue and extracted catalogue loads from the installed package.
-    check = run([py, "-c", """
+    check = run(
+        [
+            py,
+            "-c",
+            """
 import json
 from importlib import resources
 from megalint.megatron.catalogue import Catalogue
@@ -108,7 +125,11 @@ extracted = [f for f in resources.files("megalint.data").joinpath("catalogue-ext
 for f in extracted:
     json.loads(f.read_text("utf-8"))
 print(len(KNOWN_VERSIONS), len(extracted))
-"""], cwd=work, env=env)
+""",
+        ],
+        cwd=work,
+        env=env,
+    )
     n_known, n_extracted = map(int, check.stdout.split())
     assert n_extracted == len(list((ROOT / "megalint" / "data" / "catalogue-extracted").glob("*.json")))
 

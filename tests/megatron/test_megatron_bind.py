@@ -5,7 +5,12 @@ from __future__ import annotations
 import pytest
 
 from megalint.megatron.bind import (
-    BoundArgs, ProblemKind, bind, cut_word, evaluate_default, literal_argv,
+    BoundArgs,
+    ProblemKind,
+    bind,
+    cut_word,
+    evaluate_default,
+    literal_argv,
 )
 from megalint.megatron.catalogue import Catalogue, FlagSpec
 from megalint.shell.values import Segment, Unknown, Word
@@ -35,7 +40,7 @@ def test_defaults_when_not_given():
     assert r["add_bias_linear"].value is True
     assert r["cp_comm_type"].value == ("p2p",)
     assert r["ffn_hidden_size"].value is None
-    assert r["initial_loss_scale"].value == 2 ** 32
+    assert r["initial_loss_scale"].value == 2**32
     assert r["attention_backend"].value == "auto"
     assert r["exit_signal"].value == "SIGTERM"
     assert isinstance(r["local_rank"].value, Unknown)
@@ -245,12 +250,13 @@ def test_converters():
 
 # ---- words the evaluator could not know ------------------------------------------------
 
+
 def seg(text, start, line=1, origin=()):
     if text is None:
-        return Segment.unknown_at("$X is not set", Span("s.sh", line, start + 1, line, start + 3,
-                                                        start, start + 2), origin)
-    return Segment(text, Span("s.sh", line, start + 1, line, start + 1 + len(text), start,
-                              start + len(text)), origin)
+        return Segment.unknown_at(
+            "$X is not set", Span("s.sh", line, start + 1, line, start + 3, start, start + 2), origin
+        )
+    return Segment(text, Span("s.sh", line, start + 1, line, start + 1 + len(text), start, start + len(text)), origin)
 
 
 def test_unknown_value_word():
@@ -326,8 +332,7 @@ def test_every_word_kind_binds_in_one_catalogue():
             argv = [spec.name]
             if spec.takes_value:
                 n = spec.nargs if isinstance(spec.nargs, int) else 1
-                sample = spec.choices[0] if spec.choices else {"int": "1", "float": "1.0"}.get(
-                    spec.type or "", "1")
+                sample = spec.choices[0] if spec.choices else {"int": "1", "float": "1.0"}.get(spec.type or "", "1")
                 argv += [str(sample)] * n
             r = bind(literal_argv(" ".join(argv)), cat)
             assert r[spec.dest].given, (version, spec.name)
@@ -340,15 +345,25 @@ def test_evaluate_default():
 
 
 def test_other_actions_from_a_user_catalogue():
-    cat = Catalogue.from_dict({"version": "custom", "flags": [
-        {"option_strings": ["--tag"], "dest": "tags", "action": "append"},
-        {"option_strings": ["-v", "--verbose"], "dest": "verbose", "action": "count"},
-        {"option_strings": ["--mode-fast"], "dest": "mode", "action": "store_const",
-         "const": "fast", "default": "slow"},
-        {"option_strings": ["--opt"], "dest": "opt", "nargs": "?", "const": "c", "default": "d"},
-        {"option_strings": ["--point"], "dest": "point", "nargs": 2, "type": "float"},
-        {"option_strings": ["--level"], "dest": "level", "type": "int", "choices": [1, 2]},
-    ]})
+    cat = Catalogue.from_dict(
+        {
+            "version": "custom",
+            "flags": [
+                {"option_strings": ["--tag"], "dest": "tags", "action": "append"},
+                {"option_strings": ["-v", "--verbose"], "dest": "verbose", "action": "count"},
+                {
+                    "option_strings": ["--mode-fast"],
+                    "dest": "mode",
+                    "action": "store_const",
+                    "const": "fast",
+                    "default": "slow",
+                },
+                {"option_strings": ["--opt"], "dest": "opt", "nargs": "?", "const": "c", "default": "d"},
+                {"option_strings": ["--point"], "dest": "point", "nargs": 2, "type": "float"},
+                {"option_strings": ["--level"], "dest": "level", "type": "int", "choices": [1, 2]},
+            ],
+        }
+    )
     r = bind(literal_argv("--tag a --tag b -v --verbose --mode-fast --opt --point 1 -2.5"), cat)
     assert r["tags"].value == ("a", "b")
     assert r["verbose"].value == 2

@@ -12,7 +12,12 @@ from pathlib import Path
 import pytest
 
 from megalint.megatron.catalogue import (
-    Catalogue, CatalogueError, DefaultExpr, FlagHistory, known_versions, resolve_version,
+    Catalogue,
+    CatalogueError,
+    DefaultExpr,
+    FlagHistory,
+    known_versions,
+    resolve_version,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -20,8 +25,7 @@ TSV = Path(__file__).with_name("data") / "megatron-flags-by-version.tsv"
 
 
 def _tool():
-    spec = importlib.util.spec_from_file_location("catalogue_from_tsv",
-                                                  ROOT / "tools" / "catalogue_from_tsv.py")
+    spec = importlib.util.spec_from_file_location("catalogue_from_tsv", ROOT / "tools" / "catalogue_from_tsv.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -111,11 +115,17 @@ def test_overrides_are_applied_with_their_citation():
         assert cite.startswith("megatron/") and "@" in cite
 
 
-@pytest.mark.parametrize("version,actions,options", [
-    # Totals of the real parsers (megatron-constraints.md section 3).
-    ("HEAD", 838, 876), ("0.19", 807, 845), ("0.15", 565, 575), ("0.12", 455, 456),
-    ("0.8", 326, 326),
-])
+@pytest.mark.parametrize(
+    "version,actions,options",
+    [
+        # Totals of the real parsers (megatron-constraints.md section 3).
+        ("HEAD", 838, 876),
+        ("0.19", 807, 845),
+        ("0.15", 565, 575),
+        ("0.12", 455, 456),
+        ("0.8", 326, 326),
+    ],
+)
 def test_totals_match_the_real_parsers(version, actions, options):
     cat = Catalogue.load(version)
     assert len(cat) == actions
@@ -140,10 +150,8 @@ def test_aliases_are_one_action():
 
 def test_version_specific_facts():
     assert Catalogue.load("0.15").lookup("--data-parallel-sharding-strategy").default == "no_shard"
-    assert Catalogue.load("HEAD").lookup(
-        "--data-parallel-sharding-strategy").default == "optim_grads_params"
-    assert Catalogue.load("0.8").lookup("--moe-token-dispatcher-type").choices == (
-        "allgather", "alltoall")
+    assert Catalogue.load("HEAD").lookup("--data-parallel-sharding-strategy").default == "optim_grads_params"
+    assert Catalogue.load("0.8").lookup("--moe-token-dispatcher-type").choices == ("allgather", "alltoall")
     assert Catalogue.load("HEAD").lookup("--cp-comm-type").default == ("p2p",)
     assert Catalogue.load("0.12").lookup("--profile-ranks").default == (0,)
     assert Catalogue.load("HEAD").lookup("--profile-ranks").default == ()
@@ -154,8 +162,7 @@ def test_version_specific_facts():
 
 def test_deprecations_carry_their_version():
     assert Catalogue.load("0.12").lookup("--hybrid-override-pattern").deprecated is None
-    assert "hybrid-layer-pattern" in Catalogue.load("HEAD").lookup(
-        "--hybrid-override-pattern").deprecated
+    assert "hybrid-layer-pattern" in Catalogue.load("HEAD").lookup("--hybrid-override-pattern").deprecated
     assert Catalogue.load("0.15").lookup("--rampup-batch-size").deprecated is None
     assert "exit()" in Catalogue.load("0.8").lookup("--checkpoint-activations").deprecated
     opt = Catalogue.load("HEAD").lookup("--optimizer")
@@ -214,27 +221,31 @@ def test_from_file_round_trip(tmp_path):
 
 def test_minimal_user_catalogue(tmp_path):
     path = tmp_path / "c.json"
-    path.write_text(json.dumps({"version": "0.16", "flags": [
-        {"option_strings": ["--foo"], "dest": "foo"}]}))
+    path.write_text(json.dumps({"version": "0.16", "flags": [{"option_strings": ["--foo"], "dest": "foo"}]}))
     cat = Catalogue.from_file(path)
     spec = cat.lookup("--foo")
     assert (spec.action, spec.type, spec.default, spec.nargs) == ("store", None, None, None)
     assert cat.history("--foo").defined_in == ("0.16",)
 
 
-@pytest.mark.parametrize("data,message", [
-    ({"flags": []}, "version"),
-    ({"version": "x"}, "flags"),
-    ({"version": "x", "flags": [{"dest": "a"}]}, "option_strings"),
-    ({"version": "x", "flags": [{"option_strings": ["--a"], "dest": "a", "action": "zap"}]},
-     "unknown action"),
-    ({"version": "x", "flags": [{"option_strings": ["--a"], "dest": "a", "nargs": "%"}]},
-     "bad nargs"),
-    ({"version": "x", "flags": [{"option_strings": ["--a"], "dest": "a"},
-                                {"option_strings": ["--a"], "dest": "b"}]}, "twice"),
-    ({"version": "x", "flags": [{"option_strings": ["--a"], "dest": "a",
-                                 "default": {"x": 1}}]}, "__expr__"),
-])
+@pytest.mark.parametrize(
+    "data,message",
+    [
+        ({"flags": []}, "version"),
+        ({"version": "x"}, "flags"),
+        ({"version": "x", "flags": [{"dest": "a"}]}, "option_strings"),
+        ({"version": "x", "flags": [{"option_strings": ["--a"], "dest": "a", "action": "zap"}]}, "unknown action"),
+        ({"version": "x", "flags": [{"option_strings": ["--a"], "dest": "a", "nargs": "%"}]}, "bad nargs"),
+        (
+            {
+                "version": "x",
+                "flags": [{"option_strings": ["--a"], "dest": "a"}, {"option_strings": ["--a"], "dest": "b"}],
+            },
+            "twice",
+        ),
+        ({"version": "x", "flags": [{"option_strings": ["--a"], "dest": "a", "default": {"x": 1}}]}, "__expr__"),
+    ],
+)
 def test_bad_catalogues_are_reported(data, message):
     with pytest.raises(CatalogueError, match=message):
         Catalogue.from_dict(data)

@@ -24,8 +24,7 @@ def test_data_parallel_size(version):
     args = GPT + " --tensor-model-parallel-size 2 --pipeline-model-parallel-size 2"
     out = d(args + " --context-parallel-size 2", 16, version)
     assert out["data_parallel_size"].value == 2
-    assert out["data_parallel_size"].source.endswith(
-        "@HEAD" if version == "HEAD" else f"@core_v{version}.0")
+    assert out["data_parallel_size"].source.endswith("@HEAD" if version == "HEAD" else f"@core_v{version}.0")
     bad = d(args, 10, version)["data_parallel_size"]
     assert isinstance(bad.value, Unknown) and "not divisible" in bad.error
 
@@ -35,10 +34,12 @@ def test_unknown_inputs_give_unknown_with_reason():
     dp = out["data_parallel_size"]
     assert isinstance(dp.value, Unknown) and "world size is not known" in dp.value.reason
     assert dp.error is None
-    from megalint.source import Span
     from megalint.shell.values import Segment
+    from megalint.source import Span
+
     words = literal_argv("--tensor-model-parallel-size") + [
-        Word((Segment.unknown_at("$TP is not set", Span("s", 1, 1, 1, 3, 0, 2)),))]
+        Word((Segment.unknown_at("$TP is not set", Span("s", 1, 1, 1, 3, 0, 2)),))
+    ]
     out = derive(bind(words, Catalogue.load("HEAD")), 8)
     assert "$TP is not set" in out["data_parallel_size"].value.reason
     assert "$TP is not set" in out["expert_tensor_parallel_size"].value.reason
@@ -71,24 +72,22 @@ def test_weight_shards_from_0_19():
 def test_virtual_pipeline():
     base = GPT + " --pipeline-model-parallel-size 4"
     assert val(base, 8, "virtual_pipeline_model_parallel_size") is None
-    assert val(base + " --num-layers-per-virtual-pipeline-stage 2", 8,
-               "virtual_pipeline_model_parallel_size") == 4
-    assert val(base + " --num-virtual-stages-per-pipeline-rank 3", 8,
-               "virtual_pipeline_model_parallel_size") == 3
+    assert val(base + " --num-layers-per-virtual-pipeline-stage 2", 8, "virtual_pipeline_model_parallel_size") == 4
+    assert val(base + " --num-virtual-stages-per-pipeline-rank 3", 8, "virtual_pipeline_model_parallel_size") == 3
     # 32 layers / 4 stages = 8, one virtual stage of 8: VPP 1 becomes None from 0.15 on.
-    assert val(base + " --num-layers-per-virtual-pipeline-stage 8", 8,
-               "virtual_pipeline_model_parallel_size") is None
-    assert val(base + " --num-layers-per-virtual-pipeline-stage 8", 8,
-               "virtual_pipeline_model_parallel_size", "0.12") == 1
-    bad = d(base + " --num-layers-per-virtual-pipeline-stage 3", 8)[
-        "virtual_pipeline_model_parallel_size"]
+    assert val(base + " --num-layers-per-virtual-pipeline-stage 8", 8, "virtual_pipeline_model_parallel_size") is None
+    assert (
+        val(base + " --num-layers-per-virtual-pipeline-stage 8", 8, "virtual_pipeline_model_parallel_size", "0.12") == 1
+    )
+    bad = d(base + " --num-layers-per-virtual-pipeline-stage 3", 8)["virtual_pipeline_model_parallel_size"]
     assert "not divisible" in bad.error
-    acc = GPT.replace("--num-layers 32", "--num-layers 30") + \
-        " --pipeline-model-parallel-size 4 --num-layers-per-virtual-pipeline-stage 2" \
+    acc = (
+        GPT.replace("--num-layers 32", "--num-layers 30")
+        + " --pipeline-model-parallel-size 4 --num-layers-per-virtual-pipeline-stage 2"
         " --account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split"
+    )
     assert val(acc, 8, "virtual_pipeline_model_parallel_size") == 4
-    both = base + " --num-layers-per-virtual-pipeline-stage 2 " \
-                  "--num-virtual-stages-per-pipeline-rank 2"
+    both = base + " --num-layers-per-virtual-pipeline-stage 2 --num-virtual-stages-per-pipeline-rank 2"
     assert d(both, 8)["virtual_pipeline_model_parallel_size"].error
     # The layout's stage count over PP: 4 stages on PP 4 is no interleaving, 8 is two.
     layout = d(base + " --pipeline-model-parallel-layout Et*8|t*8|t*8|t*8L", 8)
@@ -103,8 +102,7 @@ def test_virtual_pipeline():
 def test_ffn_kv_and_groups():
     assert val(GPT, 1, "ffn_hidden_size") == 16384
     assert val(GPT + " --swiglu", 1, "ffn_hidden_size") == 10880
-    assert val("--hidden-size 5120 --num-attention-heads 40 --swiglu", 1,
-               "ffn_hidden_size") == 13632
+    assert val("--hidden-size 5120 --num-attention-heads 40 --swiglu", 1, "ffn_hidden_size") == 13632
     assert val(GPT + " --ffn-hidden-size 11008 --swiglu", 1, "ffn_hidden_size") == 11008
     assert val(GPT, 1, "kv_channels") == 128
     assert val(GPT + " --kv-channels 64", 1, "kv_channels") == 64
@@ -112,8 +110,7 @@ def test_ffn_kv_and_groups():
     assert isinstance(bad.value, Unknown) and "bare assert" in bad.error
     assert val(GPT, 1, "num_query_groups") == 32
     assert val(GPT + " --num-query-groups 8", 1, "num_query_groups") == 32  # no GQA flag
-    assert val(GPT + " --group-query-attention --num-query-groups 8", 1,
-               "num_query_groups") == 8
+    assert val(GPT + " --group-query-attention --num-query-groups 8", 1, "num_query_groups") == 8
     assert val(GPT + " --group-query-attention", 1, "num_query_groups") == 1
 
 
@@ -140,8 +137,7 @@ def test_batches():
     assert "not divisible" in bad.error
     ramp = d(args + " --global-batch-size 64 --rampup-batch-size 8 8 100", 16, "0.15")
     assert isinstance(ramp["num_microbatches"].value, Unknown)
-    assert d(args + " --global-batch-size 64 --rampup-batch-size 8 8 100", 16)[
-        "num_microbatches"].value == 8
+    assert d(args + " --global-batch-size 64 --rampup-batch-size 8 8 100", 16)["num_microbatches"].value == 8
 
 
 def test_padded_vocab():
@@ -160,12 +156,10 @@ def test_precision_and_sequence_parallel():
     assert val(GPT + " --bf16", 1, "params_dtype") == "bf16"
     assert d(GPT + " --bf16 --fp16", 1)["params_dtype"].error
     assert val(GPT + " --bf16", 1, "accumulate_allreduce_grads_in_fp32") is True
-    assert val(GPT + " --bf16 --grad-reduce-in-bf16", 1,
-               "accumulate_allreduce_grads_in_fp32") is False
+    assert val(GPT + " --bf16 --grad-reduce-in-bf16", 1, "accumulate_allreduce_grads_in_fp32") is False
     assert val(GPT + " --bf16", 1, "accumulate_allreduce_grads_in_fp32", "0.8") is True
     assert val(GPT + " --sequence-parallel", 8, "sequence_parallel") is False
-    assert val(GPT + " --sequence-parallel --tensor-model-parallel-size 2", 8,
-               "sequence_parallel") is True
+    assert val(GPT + " --sequence-parallel --tensor-model-parallel-size 2", 8, "sequence_parallel") is True
 
 
 def test_every_derived_value_cites_megatron():

@@ -5,23 +5,26 @@ import pytest
 from megalint.megatron.versions import VersionError, in_range, parse_version, resolve
 
 
-@pytest.mark.parametrize("text,version,has_note", [
-    ("0.15.3", "0.15", False),
-    ("core_v0.12.0", "0.12", False),
-    ("core_r0.15.0", "0.15", False),
-    ("v0.8", "0.8", False),
-    ("megatron-core==0.19.2", "0.19", False),
-    ("latest", "HEAD", False),
-    ("main", "HEAD", False),
-    (None, "HEAD", False),
-    ("", "HEAD", False),
-    ("0.17.1", "0.15", True),
-    ("0.13", "0.12", True),
-    ("0.9", "0.8", True),
-    ("0.20.0", "0.19", True),
-    ("0.7", "0.8", True),
-    ("0.15.0rc3", "0.15", True),
-])
+@pytest.mark.parametrize(
+    "text,version,has_note",
+    [
+        ("0.15.3", "0.15", False),
+        ("core_v0.12.0", "0.12", False),
+        ("core_r0.15.0", "0.15", False),
+        ("v0.8", "0.8", False),
+        ("megatron-core==0.19.2", "0.19", False),
+        ("latest", "HEAD", False),
+        ("main", "HEAD", False),
+        (None, "HEAD", False),
+        ("", "HEAD", False),
+        ("0.17.1", "0.15", True),
+        ("0.13", "0.12", True),
+        ("0.9", "0.8", True),
+        ("0.20.0", "0.19", True),
+        ("0.7", "0.8", True),
+        ("0.15.0rc3", "0.15", True),
+    ],
+)
 def test_resolve(text, version, has_note):
     res = resolve(text)
     assert res.version == version

@@ -24,9 +24,11 @@ def supplied(argv: str, version: str = "HEAD", stock: bool = True, entry: str | 
     return bound, supplied_args(bound, version, stock, entry)
 
 
-EP = ("torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 4 --hidden-size 512 "
-      "--num-attention-heads 8 --max-position-embeddings 512 --seq-length 512 "
-      "--micro-batch-size 1 --expert-model-parallel-size 8 --load /ckpt")
+EP = (
+    "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 4 --hidden-size 512 "
+    "--num-attention-heads 8 --max-position-embeddings 512 --seq-length 512 "
+    "--micro-batch-size 1 --expert-model-parallel-size 8 --load /ckpt"
+)
 
 
 def test_expert_parallelism_with_experts_from_the_checkpoint_is_not_reported():
@@ -40,8 +42,10 @@ def test_without_a_checkpoint_to_read_nothing_changes():
 
 
 def test_forced_arguments_are_unknown_and_others_only_when_left_none():
-    before, after = supplied("--use-checkpoint-args --load /c --num-layers 4 --num-query-groups 2 "
-                             "--group-query-attention --tensor-model-parallel-size 2")
+    before, after = supplied(
+        "--use-checkpoint-args --load /c --num-layers 4 --num-query-groups 2 "
+        "--group-query-attention --tensor-model-parallel-size 2"
+    )
     assert after.value("num_layers") == 4  # kept: given on the command line
     assert isinstance(after.value("num_query_groups"), Unknown)  # force=True
     assert isinstance(after.value("hidden_size"), Unknown)  # None on the command line
@@ -51,8 +55,9 @@ def test_forced_arguments_are_unknown_and_others_only_when_left_none():
 
 
 def test_parallel_layout_from_the_checkpoint_follows_the_release():
-    _, new = supplied("--use-checkpoint-args --load /c --tensor-model-parallel-size 2 "
-                      "--use-mp-args-from-checkpoint-args")
+    _, new = supplied(
+        "--use-checkpoint-args --load /c --tensor-model-parallel-size 2 --use-mp-args-from-checkpoint-args"
+    )
     assert isinstance(new.value("tensor_model_parallel_size"), Unknown)
     _, old = supplied("--use-checkpoint-args --load /c --tensor-model-parallel-size 2", version="0.8")
     assert isinstance(old.value("tensor_model_parallel_size"), Unknown)  # unconditional before 0.10
@@ -87,7 +92,8 @@ def test_every_listed_dest_is_a_flag_of_some_release():
 CONVERTER = (
     "torchrun hf2mcore.py --load /hf --num-layers 1 --hidden-size 1 --ffn-hidden-size 1 "
     "--num-attention-heads 1 --max-position-embeddings 1 --seq-length 1 --micro-batch-size 1 "
-    "--group-query-attention --num-query-groups 8 --position-embedding-type rope\n")
+    "--group-query-attention --num-query-groups 8 --position-embedding-type rope\n"
+)
 
 
 def test_a_converter_placeholder_shape_is_not_the_model():
@@ -102,8 +108,13 @@ def test_the_same_shape_on_a_megatron_entry_point_is_checked():
     assert "ML618" in codes(CONVERTER.replace("hf2mcore.py", "pretrain_gpt.py"))
 
 
-@pytest.mark.parametrize("shape", ["--num-layers 2 --hidden-size 1 --num-attention-heads 1",
-                                   "--num-layers 1 --hidden-size 64 --num-attention-heads 1"])
+@pytest.mark.parametrize(
+    "shape",
+    [
+        "--num-layers 2 --hidden-size 1 --num-attention-heads 1",
+        "--num-layers 1 --hidden-size 64 --num-attention-heads 1",
+    ],
+)
 def test_a_real_shape_on_a_converter_stays_known(shape):
     _, after = supplied(shape + " --num-query-groups 8", stock=False, entry="hf2mcore.py")
     assert after.value("num_query_groups") == 8

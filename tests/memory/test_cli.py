@@ -1,4 +1,5 @@
 """`megalint memory` (memory_main) and the memory rules through the lint command."""
+
 import io
 import json
 from pathlib import Path
@@ -51,7 +52,7 @@ def test_text_output_has_table_bars_and_legend():
     assert rc == 0
     assert "does NOT fit" in out and "at most 79.1 GiB usable" in out
     assert "lower bound: embedding and output layer not counted" in out  # Llama2Tokenizer's files
-    bar = next(l for l in out.splitlines() if l.strip().startswith("only "))
+    bar = next(line for line in out.splitlines() if line.strip().startswith("only "))
     assert "O" in bar and "G" in bar and "|" in bar  # optimizer state, gradients, the usable limit
     assert "O optimizer state" in out and "| usable memory" in out
     assert "fits: --use-distributed-optimizer" in out  # the cheapest combination that fits

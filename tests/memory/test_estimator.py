@@ -10,10 +10,20 @@ DATA = Path(__file__).resolve().parent.parent / "data"
 GIB = 2**30
 
 LLAMA2_7B = {
-    "num_layers": 32, "hidden_size": 4096, "ffn_hidden_size": 11008, "num_attention_heads": 32,
-    "seq_length": 4096, "max_position_embeddings": 4096, "micro_batch_size": 1, "swiglu": True,
-    "normalization": "RMSNorm", "position_embedding_type": "rope", "add_bias_linear": False,
-    "untie_embeddings_and_output_weights": True, "padded_vocab_size": 32000, "bf16": True,
+    "num_layers": 32,
+    "hidden_size": 4096,
+    "ffn_hidden_size": 11008,
+    "num_attention_heads": 32,
+    "seq_length": 4096,
+    "max_position_embeddings": 4096,
+    "micro_batch_size": 1,
+    "swiglu": True,
+    "normalization": "RMSNorm",
+    "position_embedding_type": "rope",
+    "add_bias_linear": False,
+    "untie_embeddings_and_output_weights": True,
+    "padded_vocab_size": 32000,
+    "bf16": True,
 }
 
 
@@ -34,7 +44,9 @@ def test_bytes_per_parameter_follow_megatron_table():
     s = estimate(args, 1).stages[0]
     per = (s.terms["params"] + s.terms["grads"] + s.terms["optimizer_state"]) / s.params
     assert per == pytest.approx(18.0)
-    s8 = estimate(dict(LLAMA2_7B, use_distributed_optimizer=True, tensor_model_parallel_size=8, global_batch_size=8), 64).stages[0]
+    s8 = estimate(
+        dict(LLAMA2_7B, use_distributed_optimizer=True, tensor_model_parallel_size=8, global_batch_size=8), 64
+    ).stages[0]
     per8 = (s8.terms["params"] + s8.terms["grads"] + s8.terms["optimizer_state"]) / s8.params
     assert per8 == pytest.approx(6 + 12 / 8)
 
@@ -49,11 +61,22 @@ def test_fp16_and_fp32_bytes():
 def test_korthikanti_table2_gpt3_layer():
     # GPT-3-like layer, no SP, TP t, unfused attention, dropout on: sbh(10 + 24/t + 5as/(ht))
     from megalint.memory.calibration import DEFAULT_CALIBRATION
-    from megalint.memory.estimator import _kernels, _layer_activation, _shape
     from megalint.memory.defaults import with_defaults
+    from megalint.memory.estimator import _kernels, _layer_activation, _shape
+
     s, b, h, a, t = 2048, 1, 4096, 32, 4
-    args = with_defaults(dict(num_layers=1, hidden_size=h, num_attention_heads=a, seq_length=s, micro_batch_size=b,
-                              padded_vocab_size=51200, attention_backend="unfused", tensor_model_parallel_size=t))
+    args = with_defaults(
+        dict(
+            num_layers=1,
+            hidden_size=h,
+            num_attention_heads=a,
+            seq_length=s,
+            micro_batch_size=b,
+            padded_vocab_size=51200,
+            attention_backend="unfused",
+            tensor_model_parallel_size=t,
+        )
+    )
     sh, kn = _shape(args, t), _kernels(args, t)
     act, _ = _layer_activation(sh, kn, False, t, 1, 1, t, DEFAULT_CALIBRATION)
     assert act == pytest.approx(s * b * h * (10 + 24 / t + 5 * a * s / (h * t)))
@@ -89,8 +112,15 @@ def test_moe_pattern_and_expert_sharding():
     assert parse_layer_pattern("([0]*1+[1]*3)*2") == [0, 1, 1, 1, 0, 1, 1, 1]
     with pytest.raises(InvalidConfig):
         parse_layer_pattern("__import__('os')")
-    args = dict(LLAMA2_7B, num_layers=8, num_experts=8, moe_ffn_hidden_size=1024, moe_router_topk=2,
-                expert_model_parallel_size=4, global_batch_size=4)
+    args = dict(
+        LLAMA2_7B,
+        num_layers=8,
+        num_experts=8,
+        moe_ffn_hidden_size=1024,
+        moe_router_topk=2,
+        expert_model_parallel_size=4,
+        global_batch_size=4,
+    )
     e = estimate(args, 4).stages[0]
     per_expert = 3 * 4096 * 1024
     assert e.expert_params == 8 * 2 * per_expert  # 8 MoE layers x 2 local experts
@@ -108,7 +138,9 @@ def test_recompute_lowers_memory_and_suggest_orders_fits_first():
     big = dict(LLAMA2_7B, micro_batch_size=4, transformer_impl="local")
     none = estimate(big, 1).peak_bytes
     sel = estimate(dict(big, recompute_granularity="selective"), 1).peak_bytes
-    full = estimate(dict(big, recompute_granularity="full", recompute_method="uniform", recompute_num_layers=1), 1).peak_bytes
+    full = estimate(
+        dict(big, recompute_granularity="full", recompute_method="uniform", recompute_num_layers=1), 1
+    ).peak_bytes
     assert full < sel < none
     out = suggest(big, 1, 140 * GIB)
     assert out and all(s.flags for s in out)
@@ -119,8 +151,16 @@ def test_recompute_lowers_memory_and_suggest_orders_fits_first():
     json.dumps(estimate(big, 1).to_json())
 
 
-LLAMA2_70B = dict(LLAMA2_7B, num_layers=80, hidden_size=8192, num_attention_heads=64, group_query_attention=True,
-                  num_query_groups=8, ffn_hidden_size=28672, global_batch_size=1024)
+LLAMA2_70B = dict(
+    LLAMA2_7B,
+    num_layers=80,
+    hidden_size=8192,
+    num_attention_heads=64,
+    group_query_attention=True,
+    num_query_groups=8,
+    ffn_hidden_size=28672,
+    global_batch_size=1024,
+)
 
 
 def test_plan_finds_cheapest_fitting_combination_and_it_really_fits():
@@ -195,4 +235,7 @@ def test_deferred_embedding_wgrad_holds_limit_microbatches_of_logit_gradients():
         assert d.peak_bytes - plain.peak_bytes == held * per_mb
         assert sum(d.peak_terms.values()) == d.peak_bytes
     # only the stage with the output layer holds them
-    assert "deferred_embedding_wgrad" not in estimate(dict(base, defer_embedding_wgrad_compute=True), 2).stage("first").terms
+    assert (
+        "deferred_embedding_wgrad"
+        not in estimate(dict(base, defer_embedding_wgrad_compute=True), 2).stage("first").terms
+    )

@@ -1,4 +1,5 @@
 """The estimator against measured ground truth (H200 runs and Megatron-LM CI goldens)."""
+
 import json
 from pathlib import Path
 
@@ -8,7 +9,7 @@ DATA = Path(__file__).resolve().parent.parent / "data"
 
 
 def _rows(name):
-    return [json.loads(l) for l in (DATA / name).open()]
+    return [json.loads(line) for line in (DATA / name).open()]
 
 
 def test_h200_fit_or_oom_and_peak_within_10_percent():
@@ -28,9 +29,11 @@ def test_h200_fit_or_oom_and_peak_within_10_percent():
 
 def test_golden_rows_accuracy_guard():
     import statistics
+
     rows = _rows("golden_memory_rows.jsonl")
-    errs = sorted(abs(estimate(r["args"], r["world_size"]).stage("last").peak_bytes / r["measured_peak_bytes"] - 1)
-                  for r in rows)
+    errs = sorted(
+        abs(estimate(r["args"], r["world_size"]).stage("last").peak_bytes / r["measured_peak_bytes"] - 1) for r in rows
+    )
     med = statistics.median(errs)
     p90 = errs[int(round(0.9 * (len(errs) - 1)))]
     # shipped calibration, all rows: median 3.0 %, p90 22.7 % (held-out k-fold: 4.0 %, 22.7 %,

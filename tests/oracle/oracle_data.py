@@ -1,4 +1,5 @@
 """Loading and reading the recorded Megatron oracle verdicts (tests/data/oracle)."""
+
 from __future__ import annotations
 
 import functools
@@ -24,7 +25,7 @@ OUTCOMES = ("ok", "error", "exit0")
 DOC_STAGE_ORDER = ("parse_args", "validate_args", "transformer_config", "microbatches")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _read_rows(version: str) -> tuple:
     path = os.path.join(DATA, VERSION_FILES[version])
     with open(path, encoding="utf-8") as fh:

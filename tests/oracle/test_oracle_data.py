@@ -3,6 +3,7 @@
 The data in tests/data/oracle was produced by tools/oracle/run_oracle.py running Megatron-LM's
 own argument checks; these tests need neither Megatron nor torch.
 """
+
 from __future__ import annotations
 
 import os
@@ -15,8 +16,21 @@ from tests.oracle import oracle_data as od
 PRESENT = [v for v, f in od.VERSION_FILES.items() if os.path.exists(os.path.join(od.DATA, f))]
 APPENDIX = od.load_scenarios("appendix_a.json")["scenarios"]
 LOCATION = re.compile(r"^megatron/[\w/.-]+\.py:\d+$")
-ROW_KEYS = {"version", "id", "argv", "env", "world_size", "gpu_capability", "outcome", "stage",
-            "exception", "message", "check_location", "warnings", "changed"}
+ROW_KEYS = {
+    "version",
+    "id",
+    "argv",
+    "env",
+    "world_size",
+    "gpu_capability",
+    "outcome",
+    "stage",
+    "exception",
+    "message",
+    "check_location",
+    "warnings",
+    "changed",
+}
 
 
 @pytest.fixture(scope="module", params=PRESENT)
@@ -91,15 +105,17 @@ def test_data_parallel_size_is_world_over_model_size(version_rows):
         if r["outcome"] != "ok" or "data_parallel_size" not in r["changed"]:
             continue
         a = r["argv"]
-        model = (_flag(a, "--tensor-model-parallel-size", 1) * _flag(a, "--pipeline-model-parallel-size", 1)
-                 * _flag(a, "--context-parallel-size", 1))
+        model = (
+            _flag(a, "--tensor-model-parallel-size", 1)
+            * _flag(a, "--pipeline-model-parallel-size", 1)
+            * _flag(a, "--context-parallel-size", 1)
+        )
         assert r["changed"]["data_parallel_size"][1] * model == r["world_size"], f"{version}/{r['id']}"
         checked += 1
     assert checked
 
 
-APPENDIX_CASES = [(v, s["id"]) for s in APPENDIX for v in ("HEAD", "0.15.0", "0.12.0")
-                  if s["doc"].get(v) is not None]
+APPENDIX_CASES = [(v, s["id"]) for s in APPENDIX for v in ("HEAD", "0.15.0", "0.12.0") if s["doc"].get(v) is not None]
 
 
 @pytest.mark.parametrize("version,sid", APPENDIX_CASES)
@@ -115,13 +131,13 @@ def test_appendix_a_count():
 
 
 def test_data_size_is_small():
-    total = sum(os.path.getsize(os.path.join(dp, f))
-                for dp, _, fs in os.walk(od.DATA) for f in fs)
+    total = sum(os.path.getsize(os.path.join(dp, f)) for dp, _, fs in os.walk(od.DATA) for f in fs)
     assert total < 2 * 1024 * 1024
 
 
 def _load_tool(name):
     import importlib.util
+
     path = os.path.join(od.ROOT, "tools", "oracle", f"{name}.py")
     spec = importlib.util.spec_from_file_location(f"oracle_{name}", path)
     module = importlib.util.module_from_spec(spec)
@@ -141,6 +157,7 @@ def test_generator_is_deterministic_and_matches_stored_scenarios():
 
 def json_key(s):
     import json
+
     return json.dumps([s["argv"], s["env"], s["world_size"], s["gpu_capability"]])
 
 
@@ -156,8 +173,12 @@ def test_generated_scenarios_recorded(version):
     by_id = {r["id"]: r for r in od.load_rows(version)}
     for scn in GENERATED:
         row = by_id[scn["id"]]
-        assert (row["argv"], row["env"], row["world_size"], row["gpu_capability"]) == \
-            (scn["argv"], scn["env"], scn["world_size"], scn["gpu_capability"])
+        assert (row["argv"], row["env"], row["world_size"], row["gpu_capability"]) == (
+            scn["argv"],
+            scn["env"],
+            scn["world_size"],
+            scn["gpu_capability"],
+        )
 
 
 def test_generated_scenarios_reach_many_checks():

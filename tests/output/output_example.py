@@ -32,11 +32,7 @@ TRAIN = (
     "    --save /ckpt\n"
 )
 
-COMMON = (
-    "# shared cluster settings\n"
-    "export NCCL_DEBUG=INFO\n"
-    "export CUDA_DEVICE_MAX_CONNECTIONS=8\n"
-)
+COMMON = "# shared cluster settings\nexport NCCL_DEBUG=INFO\nexport CUDA_DEVICE_MAX_CONNECTIONS=8\n"
 
 
 def find(sf: SourceFile, needle: str, nth: int = 1):
@@ -54,37 +50,48 @@ def build_example():
     tp_value = find(train, "7", 1)
     diags = [
         Diagnostic(
-            code="ML012", name="tp-divides-heads", severity=Severity.ERROR,
+            code="ML012",
+            name="tp-divides-heads",
+            severity=Severity.ERROR,
             message="--num-attention-heads 16 is not divisible by --tensor-model-parallel-size 7",
             span=find(train, "$TP", 1),
-            labels=(Label(find(train, "TP=7"), "TP=7 set here"),
-                    Label(find(train, "--num-attention-heads 16"), "16 heads")),
+            labels=(
+                Label(find(train, "TP=7"), "TP=7 set here"),
+                Label(find(train, "--num-attention-heads 16"), "16 heads"),
+            ),
             help="use a tensor-parallel size that divides 16 (1, 2, 4, 8 or 16)",
             fix=Fix("set TP to 8", Applicability.UNSAFE, (Edit(tp_value, "8"),)),
         ),
         Diagnostic(
-            code="ML031", name="fp16-and-bf16", severity=Severity.WARNING,
+            code="ML031",
+            name="fp16-and-bf16",
+            severity=Severity.WARNING,
             message="--fp16 and --bf16 are both set; Megatron refuses the pair",
             span=find(train, "--bf16"),
             labels=(Label(find(train, "--fp16"), "--fp16 set here"),),
             fix=Fix("remove --fp16", Applicability.SAFE, (Edit(find(train, " --fp16"), ""),)),
         ),
         Diagnostic(
-            code="ML040", name="global-batch-divisible", severity=Severity.ERROR,
+            code="ML040",
+            name="global-batch-divisible",
+            severity=Severity.ERROR,
             message="--global-batch-size 30 is not a multiple of micro-batch-size × data-parallel size (4 × 1 = 4)",
             span=find(train, "--global-batch-size 30"),
             labels=(Label(find(train, "--micro-batch-size 4"), "micro batch 4"),),
             condition="#SBATCH --nodes=2 is the node count",
-            fix=Fix("round the global batch size up to 32", Applicability.SAFE,
-                    (Edit(find(train, "30"), "32"),)),
+            fix=Fix("round the global batch size up to 32", Applicability.SAFE, (Edit(find(train, "30"), "32"),)),
         ),
         Diagnostic(
-            code="ML050", name="data-path-not-ascii", severity=Severity.INFO,
+            code="ML050",
+            name="data-path-not-ascii",
+            severity=Severity.INFO,
             message="the data path has non-ASCII characters; some file systems mangle them",
             span=find(train, "数据/文本_document"),
         ),
         Diagnostic(
-            code="ML060", name="no-train-iters", severity=Severity.WARNING,
+            code="ML060",
+            name="no-train-iters",
+            severity=Severity.WARNING,
             message="the launch sets neither --train-iters nor --train-samples",
             span=train.span(train.text.index("torchrun"), train.text.index("/ckpt") + len("/ckpt")),
             labels=(Label(find(common, "CUDA_DEVICE_MAX_CONNECTIONS=8"), "exported here"),),
@@ -92,34 +99,51 @@ def build_example():
             url="https://example.invalid/rules/ML060",
         ),
         Diagnostic(
-            code="ML071", name="nccl-debug-info", severity=Severity.INFO,
+            code="ML071",
+            name="nccl-debug-info",
+            severity=Severity.INFO,
             message="NCCL_DEBUG=INFO floods the logs of every rank",
             span=find(common, "NCCL_DEBUG=INFO"),
-            fix=Fix("use NCCL_DEBUG=WARN", Applicability.DISPLAY_ONLY,
-                    (Edit(find(common, "INFO"), "WARN"),)),
+            fix=Fix("use NCCL_DEBUG=WARN", Applicability.DISPLAY_ONLY, (Edit(find(common, "INFO"), "WARN"),)),
         ),
     ]
     rules = {
-        "ML012": RuleMeta("ML012", "tp-divides-heads", Severity.ERROR,
-                          "The tensor-parallel size must divide the number of attention heads.",
-                          help_uri="https://example.invalid/rules/ML012",
-                          what="Checks that --num-attention-heads is a multiple of --tensor-model-parallel-size.",
-                          why="Megatron asserts this at start-up, after the job waited in the queue.",
-                          example="torchrun pretrain_gpt.py --num-attention-heads 16 --tensor-model-parallel-size 7",
-                          use_instead="torchrun pretrain_gpt.py --num-attention-heads 16 --tensor-model-parallel-size 8",
-                          fix_safety="Unsafe: a different TP size changes the memory per GPU.",
-                          tags=("parallelism", "correctness")),
-        "ML031": RuleMeta("ML031", "fp16-and-bf16", Severity.WARNING,
-                          "Only one of --fp16 and --bf16 may be set.",
-                          help_uri="https://example.invalid/rules/ML031", tags=("precision",)),
-        "ML040": RuleMeta("ML040", "global-batch-divisible", Severity.ERROR,
-                          "The global batch size must be a multiple of micro batch × DP.",
-                          help_uri="https://example.invalid/rules/ML040"),
-        "ML050": RuleMeta("ML050", "data-path-not-ascii", Severity.INFO,
-                          "Data paths should be ASCII."),
-        "ML060": RuleMeta("ML060", "no-train-iters", Severity.WARNING,
-                          "A launch needs --train-iters or --train-samples.",
-                          help_uri="https://example.invalid/rules/ML060"),
+        "ML012": RuleMeta(
+            "ML012",
+            "tp-divides-heads",
+            Severity.ERROR,
+            "The tensor-parallel size must divide the number of attention heads.",
+            help_uri="https://example.invalid/rules/ML012",
+            what="Checks that --num-attention-heads is a multiple of --tensor-model-parallel-size.",
+            why="Megatron asserts this at start-up, after the job waited in the queue.",
+            example="torchrun pretrain_gpt.py --num-attention-heads 16 --tensor-model-parallel-size 7",
+            use_instead="torchrun pretrain_gpt.py --num-attention-heads 16 --tensor-model-parallel-size 8",
+            fix_safety="Unsafe: a different TP size changes the memory per GPU.",
+            tags=("parallelism", "correctness"),
+        ),
+        "ML031": RuleMeta(
+            "ML031",
+            "fp16-and-bf16",
+            Severity.WARNING,
+            "Only one of --fp16 and --bf16 may be set.",
+            help_uri="https://example.invalid/rules/ML031",
+            tags=("precision",),
+        ),
+        "ML040": RuleMeta(
+            "ML040",
+            "global-batch-divisible",
+            Severity.ERROR,
+            "The global batch size must be a multiple of micro batch × DP.",
+            help_uri="https://example.invalid/rules/ML040",
+        ),
+        "ML050": RuleMeta("ML050", "data-path-not-ascii", Severity.INFO, "Data paths should be ASCII."),
+        "ML060": RuleMeta(
+            "ML060",
+            "no-train-iters",
+            Severity.WARNING,
+            "A launch needs --train-iters or --train-samples.",
+            help_uri="https://example.invalid/rules/ML060",
+        ),
         # ML071 has no metadata on purpose: renderers must cope.
     }
     return diags, sources, rules

@@ -9,13 +9,11 @@ import jsonschema
 import pytest
 from output_example import build_example, find
 
-from megalint.diagnostics import Applicability, Diagnostic, Edit, Fix, Label, Severity
-from megalint.output import (
-    FORMATS, OutputFormatError, OutputTarget, RenderOptions, parse_output_formats)
-from megalint.output import github, sarif
+from megalint.diagnostics import Diagnostic, Label, Severity
+from megalint.output import FORMATS, OutputFormatError, OutputTarget, RenderOptions, github, parse_output_formats, sarif
 from megalint.output.common import fingerprints, relative_path
 from megalint.output.full import DisplayLine
-from megalint.source import SourceFile, Span
+from megalint.source import SourceFile
 
 SCHEMA_PATH = Path("/work/shared/schemas/sarif-2.1.0.json")
 
@@ -26,9 +24,12 @@ def diag(sf, needle, code="ML001", sev=Severity.ERROR, message="m", **kw):
 
 # --- parsing --output-format -------------------------------------------------------------
 
+
 def test_parse_output_formats():
     assert parse_output_formats(["github", "sarif:megalint.sarif"]) == [
-        OutputTarget("github", None), OutputTarget("sarif", "megalint.sarif")]
+        OutputTarget("github", None),
+        OutputTarget("sarif", "megalint.sarif"),
+    ]
     assert parse_output_formats([]) == [OutputTarget("full", None)]
     assert parse_output_formats(["sarif:C:\\out\\m.sarif"]) == [OutputTarget("sarif", "C:\\out\\m.sarif")]
     with pytest.raises(OutputFormatError, match="unknown output format 'xml'"):
@@ -42,6 +43,7 @@ def test_parse_output_formats():
 
 
 # --- SARIF --------------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def sarif_validator():
@@ -85,8 +87,10 @@ def test_sarif_content(example):
     assert loc["region"] == {"startLine": 13, "startColumn": 34, "endLine": 13, "endColumn": 37}
     assert [r["message"]["text"] for r in tp["relatedLocations"]] == ["TP=7 set here", "16 heads"]
     rep = tp["fixes"][0]["artifactChanges"][0]["replacements"][0]
-    assert rep == {"deletedRegion": {"startLine": 4, "startColumn": 4, "endLine": 4, "endColumn": 5},
-                   "insertedContent": {"text": "8"}}
+    assert rep == {
+        "deletedRegion": {"startLine": 4, "startColumn": 4, "endLine": 4, "endColumn": 5},
+        "insertedContent": {"text": "8"},
+    }
     cjk = next(r for r in run["results"] if r["ruleId"] == "ML050")
     # 数据/文本_document is 14 code points: columns count code points, not bytes or cells.
     region = cjk["locations"][0]["physicalLocation"]["region"]
@@ -105,22 +109,28 @@ def test_sarif_uri_outside_root_and_escaping():
     d = diag(sf, "TP")
     doc = sarif.build([d], {sf.path: sf}, {}, RenderOptions(root="/work/repo"))
     assert doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"] == {
-        "uri": "file:///elsewhere/my%20script.sh"}
+        "uri": "file:///elsewhere/my%20script.sh"
+    }
     sf2 = SourceFile("/work/repo/a b/x.sh", "TP=7\n")
     doc = sarif.build([diag(sf2, "TP")], {sf2.path: sf2}, {}, RenderOptions(root="/work/repo"))
     assert doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"] == {
-        "uri": "a%20b/x.sh", "uriBaseId": "%SRCROOT%"}
+        "uri": "a%20b/x.sh",
+        "uriBaseId": "%SRCROOT%",
+    }
 
 
 # --- fingerprints -------------------------------------------------------------------------
+
 
 def test_fingerprints_survive_lines_moving_and_separate_duplicates():
     before = SourceFile("t.sh", "TP=7\nfoo\nfoo\n")
     after = SourceFile("t.sh", "# new comment\n\nTP=7\nfoo\nfoo\n")
     db = [diag(before, "foo", message="x"), diag(before, "foo\n", message="x")]
     db[1] = Diagnostic("ML001", "a-rule", Severity.ERROR, "x", before.span(9, 12))
-    da = [Diagnostic("ML001", "a-rule", Severity.ERROR, "x", after.span(20, 23)),
-          Diagnostic("ML001", "a-rule", Severity.ERROR, "x", after.span(24, 27))]
+    da = [
+        Diagnostic("ML001", "a-rule", Severity.ERROR, "x", after.span(20, 23)),
+        Diagnostic("ML001", "a-rule", Severity.ERROR, "x", after.span(24, 27)),
+    ]
     fb = fingerprints(db, {"t.sh": before})
     fa = fingerprints(da, {"t.sh": after})
     assert [fb[id(d)] for d in db] == [fa[id(d)] for d in da]
@@ -132,6 +142,7 @@ def test_fingerprints_survive_lines_moving_and_separate_duplicates():
 
 # --- GitHub -------------------------------------------------------------------------------
 
+
 def test_github_escaping_exact():
     assert github.escape_data("100% done\r\nnext: a,b") == "100%25 done%0D%0Anext: a,b"
     assert github.escape_property("a%b:c,d\r\ne") == "a%25b%3Ac%2Cd%0D%0Ae"
@@ -142,20 +153,28 @@ def test_github_escaping_exact():
 def test_github_annotation_with_hostile_path_and_message():
     path = "dir:1,x/50%\nodd.sh"
     sf = SourceFile(path, "TP=7\n")
-    d = Diagnostic("ML012", "tp,divides:heads", Severity.WARNING,
-                   "bad: 50% of heads,\r\nsecond line :: still data", find(sf, "TP=7"))
+    d = Diagnostic(
+        "ML012",
+        "tp,divides:heads",
+        Severity.WARNING,
+        "bad: 50% of heads,\r\nsecond line :: still data",
+        find(sf, "TP=7"),
+    )
     line = github.annotation(d, {})
     assert line == (
         "::warning file=dir%3A1%2Cx/50%25%0Aodd.sh,line=1,col=1,endLine=1,endColumn=5,"
         "title=megalint ML012 (tp%2Cdivides%3Aheads)::"
-        "bad: 50%25 of heads,%0D%0Asecond line :: still data")
+        "bad: 50%25 of heads,%0D%0Asecond line :: still data"
+    )
     assert "\n" not in line and "\r" not in line
     # what the runner does: first '::' after the leading one ends the properties
     props, data = line[2:].split("::", 1)
     name, _, plist = props.partition(" ")
     parsed = dict(p.split("=", 1) for p in plist.split(",") if p)
-    unescape = lambda s: (s.replace("%0D", "\r").replace("%0A", "\n").replace("%3A", ":")
-                          .replace("%2C", ",").replace("%25", "%"))
+
+    def unescape(s):
+        return s.replace("%0D", "\r").replace("%0A", "\n").replace("%3A", ":").replace("%2C", ",").replace("%25", "%")
+
     assert name == "warning"
     assert unescape(parsed["file"]) == path
     assert unescape(parsed["title"]) == "megalint ML012 (tp,divides:heads)"
@@ -172,18 +191,26 @@ def test_github_multiline_span_has_no_columns():
 
 def test_github_limits_errors_first_and_summary():
     sf = SourceFile("t.sh", "".join(f"X{i}=1\n" for i in range(30)))
-    diags = [Diagnostic(f"ML{i:03d}", "r", [Severity.INFO, Severity.WARNING, Severity.ERROR][i % 3],
-                        f"finding {i} | pipe", find(sf, f"X{i}=")) for i in range(30)]
+    diags = [
+        Diagnostic(
+            f"ML{i:03d}",
+            "r",
+            [Severity.INFO, Severity.WARNING, Severity.ERROR][i % 3],
+            f"finding {i} | pipe",
+            find(sf, f"X{i}="),
+        )
+        for i in range(30)
+    ]
     got = []
     text = FORMATS["github"](diags, {"t.sh": sf}, {}, RenderOptions(step_summary=got.append))
     lines = text.splitlines()
-    commands = [l for l in lines if l.startswith("::")]
-    assert [l.split(" ", 1)[0] for l in commands] == ["::error"] * 10 + ["::warning"] * 10 + ["::notice"] * 10
+    commands = [line for line in lines if line.startswith("::")]
+    assert [line.split(" ", 1)[0] for line in commands] == ["::error"] * 10 + ["::warning"] * 10 + ["::notice"] * 10
     assert len(got) == 0  # exactly 10 of each: nothing dropped, no summary
 
     more = diags + [Diagnostic("ML999", "r", Severity.ERROR, "late", find(sf, "X29="))]
     text = FORMATS["github"](more, {"t.sh": sf}, {}, RenderOptions(step_summary=got.append))
-    commands = [l for l in text.splitlines() if l.startswith("::")]
+    commands = [line for line in text.splitlines() if line.startswith("::")]
     assert len(commands) == 30 and sum(c.startswith("::error") for c in commands) == 10
     assert "1 more finding not annotated" in text
     assert "  t.sh:30:1: error ML999 late" in text
@@ -192,7 +219,7 @@ def test_github_limits_errors_first_and_summary():
     assert summary.count("\n| ") == 1 + 31  # the header row and one row per finding
     assert "finding 0 \\| pipe" in summary
     # no line that is not a workflow command starts with '::'
-    assert all(l.startswith("::") == (l in commands) for l in text.splitlines())
+    assert all(line.startswith("::") == (line in commands) for line in text.splitlines())
 
 
 def test_github_relative_to_root():
@@ -209,18 +236,20 @@ def test_relative_path():
 
 # --- full ---------------------------------------------------------------------------------
 
+
 def test_full_carets_align_under_wide_characters():
     sf = SourceFile("t.sh", 'echo "数据集" --lr\t"学习率" 3e-4\n')
     d = diag(sf, "3e-4")
     out = FORMATS["full"]([d], {"t.sh": sf}, {}, RenderOptions(summary=False))
-    src = next(l for l in out.splitlines() if l.startswith("1 | "))
-    caret = next(l for l in out.splitlines() if "^" in l)
+    src = next(line for line in out.splitlines() if line.startswith("1 | "))
+    caret = next(line for line in out.splitlines() if "^" in line)
     dl = DisplayLine.of(sf.line_text(1))
     # the caret starts at the display cell of '3' and covers four cells
     start = caret.index("^")
     assert caret.count("^") == 4
     from rich.cells import cell_len
-    prefix = src[:src.index("3e-4")]
+
+    prefix = src[: src.index("3e-4")]
     assert cell_len(prefix) == start
     assert dl.cell(d.span.start_col) == start - len("1 | ")
 
@@ -242,6 +271,7 @@ def test_full_width_is_respected_and_deterministic(example):
     for width in (60, 80, 100):
         out = FORMATS["full"](diags, sources, rules, RenderOptions(width=width))
         from rich.cells import cell_len
+
         for line in out.splitlines():
             if re.match(r"^ *\d* [|+-] ", line) or re.match(r"^ *\| ", line):
                 assert cell_len(line) <= width, (width, line)
@@ -253,19 +283,19 @@ def test_full_never_prints_control_characters_or_bare_source():
     d = diag(sf, "red")
     out = FORMATS["full"]([d], {"t.sh": sf}, {}, RenderOptions())
     assert "\x1b" not in out and "\x07" not in out and "\r" not in out
-    assert not any(l.startswith("::") for l in out.splitlines())
+    assert not any(line.startswith("::") for line in out.splitlines())
     assert "A=␛[31mred␇ # tail" in out
 
 
 def test_full_label_past_the_cropped_edge_is_still_marked():
-    sf = SourceFile("t.sh", "X=\"" + "a" * 200 + " --b\"\n")
-    d = Diagnostic("ML001", "r", Severity.ERROR, "m", find(sf, "X"),
-                   labels=(Label(find(sf, "--b"), "far away"),))
+    sf = SourceFile("t.sh", 'X="' + "a" * 200 + ' --b"\n')
+    d = Diagnostic("ML001", "r", Severity.ERROR, "m", find(sf, "X"), labels=(Label(find(sf, "--b"), "far away"),))
     out = FORMATS["full"]([d], {"t.sh": sf}, {}, RenderOptions(width=60))
     assert "far away" in out and "^" in out
 
 
 # --- gitlab / junit -----------------------------------------------------------------------
+
 
 def test_gitlab_fields(example):
     diags, sources, rules = example
@@ -293,6 +323,7 @@ def test_junit_is_valid_xml_even_with_hostile_text():
 
 def test_color_decision():
     from megalint.output.common import color_enabled
+
     assert color_enabled("always", False, {"NO_COLOR": "1"})
     assert not color_enabled("never", True, {"FORCE_COLOR": "1"})
     assert not color_enabled("auto", True, {"NO_COLOR": "1", "FORCE_COLOR": "1"})

@@ -7,16 +7,26 @@ from output_example import check_golden
 
 from megalint.output import FORMATS, RenderOptions
 
-EXT = {"full": "txt", "concise": "txt", "grouped": "txt", "json": "json", "json-lines": "jsonl",
-       "sarif": "sarif", "github": "txt", "gitlab": "json", "junit": "xml"}
+EXT = {
+    "full": "txt",
+    "concise": "txt",
+    "grouped": "txt",
+    "json": "json",
+    "json-lines": "jsonl",
+    "sarif": "sarif",
+    "github": "txt",
+    "gitlab": "json",
+    "junit": "xml",
+}
 
 
 @pytest.mark.parametrize("fmt", sorted(FORMATS))
 def test_golden(example, fmt):
     diags, sources, rules = example
     summaries = []
-    opts = RenderOptions(width=100, color=False, root="/work/repo", github_max_per_type=1,
-                         step_summary=summaries.append)
+    opts = RenderOptions(
+        width=100, color=False, root="/work/repo", github_max_per_type=1, step_summary=summaries.append
+    )
     text = FORMATS[fmt](diags, sources, rules, opts)
     check_golden(f"example.{fmt}.{EXT[fmt]}", text)
     if fmt == "github":

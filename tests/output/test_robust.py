@@ -36,10 +36,19 @@ def case(draw):
         if draw(st.booleans()):
             s = span()
             fix = Fix("f", draw(st.sampled_from(list(Applicability))), (Edit(s, draw(st.text(max_size=6))),))
-        diags.append(Diagnostic(f"ML{i:03d}", "r", draw(st.sampled_from(list(Severity))),
-                                draw(st.text(min_size=1, max_size=30)), span(), labels,
-                                help=draw(st.none() | st.text(max_size=30)), fix=fix,
-                                condition=draw(st.none() | st.text(max_size=10))))
+        diags.append(
+            Diagnostic(
+                f"ML{i:03d}",
+                "r",
+                draw(st.sampled_from(list(Severity))),
+                draw(st.text(min_size=1, max_size=30)),
+                span(),
+                labels,
+                help=draw(st.none() | st.text(max_size=30)),
+                fix=fix,
+                condition=draw(st.none() | st.text(max_size=10)),
+            )
+        )
     # a finding in a file whose text is not available, and one whose span lies past the end
     if draw(st.booleans()):
         diags.append(Diagnostic("ML900", "r", Severity.ERROR, "elsewhere", Span("missing.sh", 3, 2, 3, 5)))

@@ -12,9 +12,14 @@ FIXTURES = sorted(p for p in (ROOT / "fixtures").rglob("*.sh"))
 
 
 def word(w):
-    return (w.text, w.span, tuple((s.text, s.site, s.origin, s.via, s.assumed,
-                                   s.unknown.reason if s.unknown else None) for s in w.segments),
-            w.splat.reason if w.splat else None)
+    return (
+        w.text,
+        w.span,
+        tuple(
+            (s.text, s.site, s.origin, s.via, s.assumed, s.unknown.reason if s.unknown else None) for s in w.segments
+        ),
+        w.splat.reason if w.splat else None,
+    )
 
 
 def seen(facts):
@@ -22,9 +27,16 @@ def seen(facts):
     commands = set()
     for p in facts.paths:
         for c in p.commands:
-            commands.add((tuple(word(w) for w in c.words), c.span, c.wrappers and repr(c.wrappers),
-                          tuple(sorted((k, word(v)) for k, v in c.env.items())),
-                          tuple(sorted((k, word(v)) for k, v in c.assigns.items())), c.in_loop))
+            commands.add(
+                (
+                    tuple(word(w) for w in c.words),
+                    c.span,
+                    c.wrappers and repr(c.wrappers),
+                    tuple(sorted((k, word(v)) for k, v in c.env.items())),
+                    tuple(sorted((k, word(v)) for k, v in c.assigns.items())),
+                    c.in_loop,
+                )
+            )
     findings = {(f.kind, f.span, f.message) for f in facts.findings}
     return commands, findings
 

@@ -17,7 +17,6 @@ from hypothesis import strategies as st
 from megalint.shell import evaluate
 from megalint.shell.analyze import analyze_parsed
 from megalint.shell.parse import InputError, parse_text
-
 from tests.shell.observe import FIXTURES, ROOT, generator, seen, word, write_generated
 
 
@@ -31,9 +30,15 @@ def _observe(path: str, text: str, fast: bool):
     variables = set()
     for p in facts.paths:
         for name, v in p.variables.items():
-            variables.add((name, v.exported, word(v.value) if v.value is not None else None,
-                           tuple(word(x) for x in v.array) if v.array is not None else None,
-                           v.unknown.reason if v.unknown else None))
+            variables.add(
+                (
+                    name,
+                    v.exported,
+                    word(v.value) if v.value is not None else None,
+                    tuple(word(x) for x in v.array) if v.array is not None else None,
+                    v.unknown.reason if v.unknown else None,
+                )
+            )
     return seen(facts), variables, [p.condition for p in facts.paths], facts.notes
 
 
@@ -59,23 +64,67 @@ def test_generated_scripts_evaluate_the_same(tmp_path):
 
 # Each line is something a fast path takes, or a near miss it must leave to the general code.
 SNIPPETS = [
-    "torchrun --nproc_per_node 8 pretrain_gpt.py $ARGS\n", "python pretrain_gpt.py --lr=3e-4 --x:y,z/w@1%\n",
-    "cmd\\ x --a\n", "echo ~/x *.sh [ab] a{b,c}\n", "\"torchrun\" --a\n", "'torchrun' --b\n", "$LAUNCHER --c\n",
-    "set -ex\n", "export NCCL_IB_TIMEOUT=22\n", "TP=2\n", "PP=${PP:-1}\n", "PP=${PP:-$TP}\n", "N=${N-4}\n",
-    "M=${M:-}\n", "A=${A:=3}\n", "B=${B:+--b}\n", "C=\"${C:-x y}\"\n", "D=${D:-\"q r\"}\n", "E=${E:-'s'}\n",
-    "F=${F:-a\\ b}\n", "G=${G:-<Specify path>}\n", "H=${H:-${TP:-1}}\n", "I=${1:-7}\n", "J=${#J}\n",
-    "K=\"--tensor-model-parallel-size $TP --pipeline-model-parallel-size ${PP} \\\n    --num-layers 4\"\n",
-    "L=\"a \\\"b\\\" \\$c\"\n", "O=\"x 中文 y\"\n", "Q=\"$(date) $TP\"\n", "R=\"${TP}x\"\n", "S=\"\"\n",
-    "U=\"--data-path ${DATA:-/d/corpus} --split 9,1\"\n", "ARGS=\"$K $U $B\"\n",
-    "if [ \"$X\" = 1 ]; then TP=4; fi\n", "case $TP in 2) PP=8;; esac\n",
-    "torchrun pretrain_gpt.py $K \"$U\" ${B} --pp $PP --tp=$TP\n", "eval \"torchrun pretrain_gpt.py $K\"\n",
-    "bash -c \"python pretrain_gpt.py $U\"\n", "A2=(--x $TP)\n", "torchrun pretrain_gpt.py \"${A2[@]}\"\n",
-    "V=\"x ${TP:-2}\"\n", "V2=\"${NN:-}\"\n", "V3=\"$TP\"\n", "V4=\"${TP}\"\n", "V5=\"a\\ b $TP\"\n",
-    "V6=\"a \\  \n b\"\n", "V7=\"$1 $# $@\"\n", "V8=\"${TP}${PP}x${NN-3}\"\n", "V9=\"$(hostname) $TP\"\n",
-    "W=$((TP * PP))\n", "W2=$((${TP}+$PP))\n", "W3=$(( TP / 0 ))\n", "W4=$((i++))\n", "W5=$(($1 + 1))\n",
-    "W6=$((NOPE + 1))\n", "W7=$(( $K ))\n", "TP=$TP\n", "export K\n", "K+=\" --more\"\n",
-    "torchrun x \"$TP\" \"a b $PP\" \"\" \"${NN:-3}\" \"$NOPE\" \"$1\" $NOPE $2 ${NOPE}\n", "NN=$UNSET_IN\n",
-    "srun bash -c \"torchrun pretrain_gpt.py --tp $TP $K\"\n",
+    "torchrun --nproc_per_node 8 pretrain_gpt.py $ARGS\n",
+    "python pretrain_gpt.py --lr=3e-4 --x:y,z/w@1%\n",
+    "cmd\\ x --a\n",
+    "echo ~/x *.sh [ab] a{b,c}\n",
+    '"torchrun" --a\n',
+    "'torchrun' --b\n",
+    "$LAUNCHER --c\n",
+    "set -ex\n",
+    "export NCCL_IB_TIMEOUT=22\n",
+    "TP=2\n",
+    "PP=${PP:-1}\n",
+    "PP=${PP:-$TP}\n",
+    "N=${N-4}\n",
+    "M=${M:-}\n",
+    "A=${A:=3}\n",
+    "B=${B:+--b}\n",
+    'C="${C:-x y}"\n',
+    'D=${D:-"q r"}\n',
+    "E=${E:-'s'}\n",
+    "F=${F:-a\\ b}\n",
+    "G=${G:-<Specify path>}\n",
+    "H=${H:-${TP:-1}}\n",
+    "I=${1:-7}\n",
+    "J=${#J}\n",
+    'K="--tensor-model-parallel-size $TP --pipeline-model-parallel-size ${PP} \\\n    --num-layers 4"\n',
+    'L="a \\"b\\" \\$c"\n',
+    'O="x 中文 y"\n',
+    'Q="$(date) $TP"\n',
+    'R="${TP}x"\n',
+    'S=""\n',
+    'U="--data-path ${DATA:-/d/corpus} --split 9,1"\n',
+    'ARGS="$K $U $B"\n',
+    'if [ "$X" = 1 ]; then TP=4; fi\n',
+    "case $TP in 2) PP=8;; esac\n",
+    'torchrun pretrain_gpt.py $K "$U" ${B} --pp $PP --tp=$TP\n',
+    'eval "torchrun pretrain_gpt.py $K"\n',
+    'bash -c "python pretrain_gpt.py $U"\n',
+    "A2=(--x $TP)\n",
+    'torchrun pretrain_gpt.py "${A2[@]}"\n',
+    'V="x ${TP:-2}"\n',
+    'V2="${NN:-}"\n',
+    'V3="$TP"\n',
+    'V4="${TP}"\n',
+    'V5="a\\ b $TP"\n',
+    'V6="a \\  \n b"\n',
+    'V7="$1 $# $@"\n',
+    'V8="${TP}${PP}x${NN-3}"\n',
+    'V9="$(hostname) $TP"\n',
+    "W=$((TP * PP))\n",
+    "W2=$((${TP}+$PP))\n",
+    "W3=$(( TP / 0 ))\n",
+    "W4=$((i++))\n",
+    "W5=$(($1 + 1))\n",
+    "W6=$((NOPE + 1))\n",
+    "W7=$(( $K ))\n",
+    "TP=$TP\n",
+    "export K\n",
+    'K+=" --more"\n',
+    'torchrun x "$TP" "a b $PP" "" "${NN:-3}" "$NOPE" "$1" $NOPE $2 ${NOPE}\n',
+    "NN=$UNSET_IN\n",
+    'srun bash -c "torchrun pretrain_gpt.py --tp $TP $K"\n',
 ]
 
 

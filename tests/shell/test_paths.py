@@ -11,8 +11,10 @@ def run_text(text, **kw):
 
 
 def _values(facts, name):
-    return sorted((p.variables[name].value.text if p.variables.get(name) and p.variables[name].value else None)
-                  for p in facts.paths)
+    return sorted(
+        (p.variables[name].value.text if p.variables.get(name) and p.variables[name].value else None)
+        for p in facts.paths
+    )
 
 
 def test_the_same_test_on_the_same_values_goes_the_same_way_on_a_path():
@@ -20,12 +22,19 @@ def test_the_same_test_on_the_same_values_goes_the_same_way_on_a_path():
         'if [ "$PR" = fp16 ]; then A="--fp16"; else A="--bf16"; fi\n'
         'if [ "$PR" = fp16 ]; then B=fp16; else B=bf16; fi\n'
         '[ "$PR" = fp16 ] && C=yes\n'
-        "torchrun pretrain_gpt.py --num-layers 2 $A --hidden-size 8\n")
+        "torchrun pretrain_gpt.py --num-layers 2 $A --hidden-size 8\n"
+    )
     assert len(facts.paths) == 2
-    pairs = sorted((p.variables["A"].value.text, p.variables["B"].value.text,
-                    p.variables["C"].value.text if "C" in p.variables else None) for p in facts.paths)
+    pairs = sorted(
+        (
+            p.variables["A"].value.text,
+            p.variables["B"].value.text,
+            p.variables["C"].value.text if "C" in p.variables else None,
+        )
+        for p in facts.paths
+    )
     assert pairs == [("--bf16", "bf16", None), ("--fp16", "fp16", "yes")]
-    assert sorted(l.argv[2].text for l in launches) == ["--bf16", "--fp16"]
+    assert sorted(la.argv[2].text for la in launches) == ["--bf16", "--fp16"]
 
 
 def test_a_changed_value_is_tested_again():

@@ -57,17 +57,27 @@ def test_missing_token_at_eof_is_reported_inside_the_file():
     assert errs and all(f.span.end <= 2 for f in errs)
 
 
-@pytest.mark.parametrize("opening,closing", [
-    ("if true; then\n", "fi\n"), ("( ", " )\n"), ("{ ", "; }\n"), ("while true; do\n", "break; done\n"),
-])
+@pytest.mark.parametrize(
+    "opening,closing",
+    [
+        ("if true; then\n", "fi\n"),
+        ("( ", " )\n"),
+        ("{ ", "; }\n"),
+        ("while true; do\n", "break; done\n"),
+    ],
+)
 def test_deep_statement_nesting_is_cut_with_a_note(opening, closing):
     facts, _ = run_text(opening * 400 + "X=1\n" + closing * 400 + "echo $X\n")
     assert any("nested more than" in n for n in facts.notes)
 
 
 def test_shallow_nesting_is_still_read():
-    facts, launches = run_text("if true; then\n" * 10 + "TP=2\n" + "fi\n" * 10
-                               + "torchrun pretrain_gpt.py --tensor-model-parallel-size $TP --num-layers 2\n")
+    facts, launches = run_text(
+        "if true; then\n" * 10
+        + "TP=2\n"
+        + "fi\n" * 10
+        + "torchrun pretrain_gpt.py --tensor-model-parallel-size $TP --num-layers 2\n"
+    )
     assert launches[0].argv[1].text == "2"
     assert not facts.notes
 
@@ -78,7 +88,9 @@ def test_deep_default_expansions_become_unknown():
     assert any("nested more than" in r for r in reasons)
 
 
-@pytest.mark.parametrize("expr", ["(" * 600 + "1" + ")" * 600, "- " * 2000 + "1", "2**" * 500 + "2"], ids=["parens", "unary", "power"])
+@pytest.mark.parametrize(
+    "expr", ["(" * 600 + "1" + ")" * 600, "- " * 2000 + "1", "2**" * 500 + "2"], ids=["parens", "unary", "power"]
+)
 def test_deep_arithmetic_is_unknown(expr):
     facts, _ = run_text(f"X=$(( {expr} ))\n")
     _, reasons = _var(facts, "X")
@@ -114,7 +126,7 @@ def test_long_decimal_literal_wraps_like_bash():
 
 
 def test_unknown_array_expands_to_any_number_of_words():
-    _, launches = run_text("A=(\"$@\")\ntorchrun pretrain_gpt.py --num-layers 2 \"${A[@]}\" --hidden-size 8\n")
+    _, launches = run_text('A=("$@")\ntorchrun pretrain_gpt.py --num-layers 2 "${A[@]}" --hidden-size 8\n')
     argv = launches[0].argv
     assert any(w.splat is not None for w in argv)
     assert argv[-1].text == "8"
@@ -142,8 +154,9 @@ def test_exponential_function_recursion_stops_at_the_budget():
 
 
 def test_source_cycles(tmp_path):
-    (tmp_path / "a.sh").write_text("A=1\nsource ./b.sh\nsource ./a.sh\n"
-                                   "torchrun pretrain_gpt.py --tensor-model-parallel-size $B --num-layers $A\n")
+    (tmp_path / "a.sh").write_text(
+        "A=1\nsource ./b.sh\nsource ./a.sh\ntorchrun pretrain_gpt.py --tensor-model-parallel-size $B --num-layers $A\n"
+    )
     (tmp_path / "b.sh").write_text("B=2\nsource ./a.sh\n. ./b.sh\n")
     path = str(tmp_path / "a.sh")
     facts, launches = run_bytes(open(path, "rb").read(), path=path)

@@ -19,7 +19,6 @@ from megalint.shell.analyze import analyze_parsed
 from megalint.shell.evaluate import Evaluator
 from megalint.shell.parse import InputError, parse_text
 from megalint.shell.relevance import names_read, skippable
-
 from tests.shell.observe import FIXTURES, ROOT, generator, seen, write_generated
 
 
@@ -71,14 +70,35 @@ def test_generated_scripts_see_the_same_launches(tmp_path):
 
 
 SNIPPETS = [
-    "TP=2\n", "PP=4\n", "export NCCL_IB_TIMEOUT=22\n", "NAME=run-$TP\n", "echo $NAME\n",
-    "[[ -d $OUT ]] || mkdir -p $OUT\n", "if [ -n \"$W\" ]; then LOG=--log; fi\n", "for i in a b; do echo $i; done\n",
-    "LOG=${LOG:-x}\n", "OUT=/ckpt/$NAME\n", "let \"PP=TP+1\"\n", "[[ $TP -gt PP ]] && TP=1\n",
-    "ARGS=\"--tensor-model-parallel-size $TP --pipeline-model-parallel-size $PP $LOG\"\n",
-    "X=$((TP * 2))\n", "Y=$((TP / 0))\n", "unset LOG\n", "f() { echo $OUT; TP=8; }\n", "f\n", "exit 0\n",
-    "TP=${TP:=3}\n", "bash -c 'echo $NAME'\n", "A=(--x $TP)\n", "A+=(--y)\n", "case $TP in 2) PP=1;; esac\n",
-    "cat > cfg <<EOF\n$TP\nEOF\n", "CMD=\"torchrun pretrain_gpt.py $ARGS\"\n",
-    "torchrun --nproc-per-node 8 pretrain_gpt.py $ARGS ${A[@]}\n", "eval $CMD\n", "H=`hostname`\n",
+    "TP=2\n",
+    "PP=4\n",
+    "export NCCL_IB_TIMEOUT=22\n",
+    "NAME=run-$TP\n",
+    "echo $NAME\n",
+    "[[ -d $OUT ]] || mkdir -p $OUT\n",
+    'if [ -n "$W" ]; then LOG=--log; fi\n',
+    "for i in a b; do echo $i; done\n",
+    "LOG=${LOG:-x}\n",
+    "OUT=/ckpt/$NAME\n",
+    'let "PP=TP+1"\n',
+    "[[ $TP -gt PP ]] && TP=1\n",
+    'ARGS="--tensor-model-parallel-size $TP --pipeline-model-parallel-size $PP $LOG"\n',
+    "X=$((TP * 2))\n",
+    "Y=$((TP / 0))\n",
+    "unset LOG\n",
+    "f() { echo $OUT; TP=8; }\n",
+    "f\n",
+    "exit 0\n",
+    "TP=${TP:=3}\n",
+    "bash -c 'echo $NAME'\n",
+    "A=(--x $TP)\n",
+    "A+=(--y)\n",
+    "case $TP in 2) PP=1;; esac\n",
+    "cat > cfg <<EOF\n$TP\nEOF\n",
+    'CMD="torchrun pretrain_gpt.py $ARGS"\n',
+    "torchrun --nproc-per-node 8 pretrain_gpt.py $ARGS ${A[@]}\n",
+    "eval $CMD\n",
+    "H=`hostname`\n",
 ]
 
 
@@ -110,9 +130,9 @@ def test_a_sourced_file_that_reads_a_skipped_variable_restarts_with_it_read(tmp_
 
 
 def test_an_eval_string_that_builds_a_variable_name_restarts_with_it_read():
-    text = ('P=TP\nTP_SIZE=8\n'
-            'eval "ARGS=\\"--tensor-model-parallel-size \\$${P}_SIZE\\""\n'
-            "torchrun pretrain_gpt.py $ARGS\n")
+    text = (
+        'P=TP\nTP_SIZE=8\neval "ARGS=\\"--tensor-model-parallel-size \\$${P}_SIZE\\""\ntorchrun pretrain_gpt.py $ARGS\n'
+    )
     ps = parse_text("/nonexistent/t.sh", text)
     assert "TP_SIZE" in skippable(ps).names
     assert _launch_values(analyze_parsed(ps), "--tensor-model-parallel-size") == {"8"}
@@ -124,8 +144,10 @@ def test_indirection_keeps_every_assignment():
     assert skip.names == set() and len(skip.statements) == 1  # only `echo hi`
 
 
-@pytest.mark.parametrize("text", ["echo ${!x}", "declare -n r=x", "local -rn y", "typeset -n z", "set -a",
-                                  "set -o allexport", "declare  -n\tq"])
+@pytest.mark.parametrize(
+    "text",
+    ["echo ${!x}", "declare -n r=x", "local -rn y", "typeset -n z", "set -a", "set -o allexport", "declare  -n\tq"],
+)
 def test_text_that_reads_names_it_does_not_spell_reads_anything(text):
     assert names_read(text) is None
 

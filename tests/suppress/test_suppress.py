@@ -1,15 +1,17 @@
 from __future__ import annotations
 
-import pytest
-
 from megalint.diagnostics import Diagnostic, Severity
 from megalint.fix import apply_fixes, bash_parses
 from megalint.source import SourceFile
-from megalint.suppress import (
-    INVALID, UNKNOWN, UNUSED, SUPPRESSION_RULES, apply_suppressions, parse_directives, scan)
+from megalint.suppress import INVALID, SUPPRESSION_RULES, UNKNOWN, UNUSED, apply_suppressions, parse_directives, scan
 
-KNOWN = {"ML012": "tp-divides-heads", "ML031": "fp16-and-bf16", "ML101": "nccl-ib",
-         "ML102": "nccl-socket", "ML050": "data-path-not-ascii"}
+KNOWN = {
+    "ML012": "tp-divides-heads",
+    "ML031": "fp16-and-bf16",
+    "ML101": "nccl-ib",
+    "ML102": "nccl-socket",
+    "ML050": "data-path-not-ascii",
+}
 
 
 def at(sf: SourceFile, needle: str, code: str, nth: int = 1) -> Diagnostic:
@@ -73,15 +75,7 @@ def test_own_line_ignore_inside_an_array_covers_the_next_line():
 
 
 def test_disable_enable_range_and_open_disable_runs_to_the_end():
-    text = (
-        "# megalint: disable[ML1]\n"
-        "A=1\n"
-        "# megalint: enable[ML1]\n"
-        "B=1\n"
-        "# megalint: disable[ML050]\n"
-        "C=1\n"
-        "D=1\n"
-    )
+    text = "# megalint: disable[ML1]\nA=1\n# megalint: enable[ML1]\nB=1\n# megalint: disable[ML050]\nC=1\nD=1\n"
     _, diags, kept, findings = run(text, [("A", "ML101"), ("B", "ML102"), ("C", "ML050"), ("D", "ML050")])
     assert kept == [diags[1]] and findings == []
 
@@ -169,7 +163,7 @@ def test_scan_finds_comments_and_statement_ranges_with_multibyte_text():
     text = "# 中文注释\nA=1 # megalint: ignore[ML012]\ntorchrun x \\\n  --a 1\n"
     comments, ranges = scan(text)
     assert [(c.start_line, c.start_col) for c in comments] == [(1, 1), (2, 5)]
-    assert text[comments[1].start:comments[1].end] == "# megalint: ignore[ML012]"
+    assert text[comments[1].start : comments[1].end] == "# megalint: ignore[ML012]"
     assert (3, 4) in ranges and (2, 2) in ranges
 
 

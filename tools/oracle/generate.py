@@ -10,6 +10,7 @@ exist in both HEAD and core_v0.15.0 unless a perturbation is about a version dif
 
 Writes tests/data/oracle/scenarios/generated.json. Pure Python, no torch needed.
 """
+
 from __future__ import annotations
 
 import json
@@ -38,28 +39,62 @@ def base(rng: random.Random) -> dict:
     kv = rng.choice([64, 128])
     mbs = rng.choice([1, 1, 2, 4])
     return {
-        "world": world, "tp": tp, "pp": pp, "cp": cp, "ep": 1, "etp": None,
-        "layers": pp * rng.choice([1, 2, 3, 4]), "heads": heads, "hidden": heads * kv,
-        "kv_channels": None, "groups": None, "gqa": False, "ffn": None, "swiglu": False,
-        "seq": rng.choice([1024, 2048, 4096]), "maxpos": None,
-        "mbs": mbs, "gbs": mbs * dp * rng.choice([1, 2, 4, 8]),
-        "precision": "bf16", "fp8": None, "fp8_recipe": None, "fp8_param_gather": False,
+        "world": world,
+        "tp": tp,
+        "pp": pp,
+        "cp": cp,
+        "ep": 1,
+        "etp": None,
+        "layers": pp * rng.choice([1, 2, 3, 4]),
+        "heads": heads,
+        "hidden": heads * kv,
+        "kv_channels": None,
+        "groups": None,
+        "gqa": False,
+        "ffn": None,
+        "swiglu": False,
+        "seq": rng.choice([1024, 2048, 4096]),
+        "maxpos": None,
+        "mbs": mbs,
+        "gbs": mbs * dp * rng.choice([1, 2, 4, 8]),
+        "precision": "bf16",
+        "fp8": None,
+        "fp8_recipe": None,
+        "fp8_param_gather": False,
         "fp32_residual": False,
-        "sp": tp > 1 and rng.random() < 0.6, "tp_comm_overlap": False,
-        "distopt": rng.random() < 0.5, "overlap_grad": False, "overlap_param": False,
-        "recompute": None, "recompute_method": None, "recompute_layers": None,
-        "recompute_activations": False, "distribute_saved": False,
-        "vpp_layers": None, "vpp_stages": None, "no_overlap_p2p": False,
-        "first_stage": None, "last_stage": None,
-        "experts": None, "topk": None, "dispatcher": None, "no_bias": False,
-        "grouped_gemm": False, "capacity": None, "lbt": None, "moe_ffn": None,
-        "rope": False, "impl": None,
-        "cdmc": "1", "gpu": H100,
+        "sp": tp > 1 and rng.random() < 0.6,
+        "tp_comm_overlap": False,
+        "distopt": rng.random() < 0.5,
+        "overlap_grad": False,
+        "overlap_param": False,
+        "recompute": None,
+        "recompute_method": None,
+        "recompute_layers": None,
+        "recompute_activations": False,
+        "distribute_saved": False,
+        "vpp_layers": None,
+        "vpp_stages": None,
+        "no_overlap_p2p": False,
+        "first_stage": None,
+        "last_stage": None,
+        "experts": None,
+        "topk": None,
+        "dispatcher": None,
+        "no_bias": False,
+        "grouped_gemm": False,
+        "capacity": None,
+        "lbt": None,
+        "moe_ffn": None,
+        "rope": False,
+        "impl": None,
+        "cdmc": "1",
+        "gpu": H100,
     }
 
 
 # --------------------------------------------------------------------------- perturbations
 # Each takes (cfg, rng) and edits cfg in place, returning a short tag.
+
 
 def p_world_nondivisible(c, r):
     c["tp"] = r.choice([3, 5, 6]) if r.random() < 0.5 else c["tp"]
@@ -249,22 +284,58 @@ def p_rope(c, r):
 
 
 PERTURBATIONS = [
-    (p_world_nondivisible, 3), (p_world_size, 3), (p_layers, 4), (p_heads_tp, 3),
-    (p_hidden_heads, 3), (p_gqa, 5), (p_gbs, 5), (p_seq_cp, 4), (p_seq_maxpos, 2), (p_sp, 4),
-    (p_cdmc, 5), (p_gpu, 2), (p_precision, 3), (p_fp8, 4), (p_overlap, 5), (p_recompute, 4),
-    (p_vpp, 5), (p_uneven, 3), (p_moe, 7), (p_ffn, 2), (p_rope, 2),
+    (p_world_nondivisible, 3),
+    (p_world_size, 3),
+    (p_layers, 4),
+    (p_heads_tp, 3),
+    (p_hidden_heads, 3),
+    (p_gqa, 5),
+    (p_gbs, 5),
+    (p_seq_cp, 4),
+    (p_seq_maxpos, 2),
+    (p_sp, 4),
+    (p_cdmc, 5),
+    (p_gpu, 2),
+    (p_precision, 3),
+    (p_fp8, 4),
+    (p_overlap, 5),
+    (p_recompute, 4),
+    (p_vpp, 5),
+    (p_uneven, 3),
+    (p_moe, 7),
+    (p_ffn, 2),
+    (p_rope, 2),
 ]
 
 
 def to_argv(c: dict) -> list[str]:
-    a = ["--num-layers", str(c["layers"]), "--hidden-size", str(c["hidden"]),
-         "--num-attention-heads", str(c["heads"]), "--seq-length", str(c["seq"]),
-         "--max-position-embeddings", str(c["maxpos"] if c["maxpos"] is not None else c["seq"]),
-         "--micro-batch-size", str(c["mbs"])]
+    a = [
+        "--num-layers",
+        str(c["layers"]),
+        "--hidden-size",
+        str(c["hidden"]),
+        "--num-attention-heads",
+        str(c["heads"]),
+        "--seq-length",
+        str(c["seq"]),
+        "--max-position-embeddings",
+        str(c["maxpos"] if c["maxpos"] is not None else c["seq"]),
+        "--micro-batch-size",
+        str(c["mbs"]),
+    ]
     if c["gbs"] is not None:
         a += ["--global-batch-size", str(c["gbs"])]
-    a += ["--train-iters", "10", "--lr", "1e-4", "--mock-data", "--tokenizer-type",
-          "NullTokenizer", "--vocab-size", "1000"]
+    a += [
+        "--train-iters",
+        "10",
+        "--lr",
+        "1e-4",
+        "--mock-data",
+        "--tokenizer-type",
+        "NullTokenizer",
+        "--vocab-size",
+        "1000",
+    ]
 
     def opt(flag, value, default=None):
         if value is not None and value != default:
@@ -332,8 +403,7 @@ def generate(seed: int = SEED, count: int = COUNT) -> list[dict]:
             tags.append(rng.choice(funcs)(c, rng))
         c["world"] = max(1, c["world"])
         env = {} if c["cdmc"] is None else {"CUDA_DEVICE_MAX_CONNECTIONS": c["cdmc"]}
-        scn = {"argv": to_argv(c), "env": env, "world_size": c["world"],
-               "gpu_capability": list(c["gpu"])}
+        scn = {"argv": to_argv(c), "env": env, "world_size": c["world"], "gpu_capability": list(c["gpu"])}
         key = json.dumps(scn, sort_keys=True)
         if key in seen:
             continue

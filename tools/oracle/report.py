@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Summarise recorded oracle verdicts: counts per version, agreement with the research
 notes' Appendix A, and the scenarios whose verdict changes between versions."""
+
 from __future__ import annotations
 
 import collections
@@ -23,8 +24,9 @@ def main() -> int:
         gen = sum(1 for i in rows[v] if i.startswith("G"))
         app = sum(1 for i in rows[v] if i.startswith("A"))
         locs = len({r["check_location"] for r in rows[v].values() if r["check_location"]})
-        print(f"{v:7} {len(rows[v]):4} rows (appendix {app}, generated {gen}) {dict(c)}"
-              f" distinct check locations {locs}")
+        print(
+            f"{v:7} {len(rows[v]):4} rows (appendix {app}, generated {gen}) {dict(c)} distinct check locations {locs}"
+        )
 
     print("\n## Appendix A agreement")
     appendix = od.load_scenarios("appendix_a.json")["scenarios"]
@@ -44,17 +46,28 @@ def main() -> int:
         print(f"{v}: {compared - bad}/{compared} agree")
 
     print("\n## Verdict changes between versions (error vs not), generated scenarios")
-    order = [v for v in ("0.8.0", "0.12.0", "0.15.0", "0.19.0", "HEAD")
-             if v in rows and any(i.startswith("G") for i in rows[v])]
-    for a, b in zip(order, order[1:]):
+    order = [
+        v
+        for v in ("0.8.0", "0.12.0", "0.15.0", "0.19.0", "HEAD")
+        if v in rows and any(i.startswith("G") for i in rows[v])
+    ]
+    for a, b in zip(order, order[1:], strict=False):
         diffs = collections.Counter()
         for sid, ra in rows[a].items():
             rb = rows[b].get(sid)
             if rb is None or not sid.startswith("G"):
                 continue
             if (ra["outcome"] == "ok") != (rb["outcome"] == "ok"):
-                diffs[(ra["outcome"], ra["stage"], (ra["message"] or "")[:70],
-                       rb["outcome"], rb["stage"], (rb["message"] or "")[:70])] += 1
+                diffs[
+                    (
+                        ra["outcome"],
+                        ra["stage"],
+                        (ra["message"] or "")[:70],
+                        rb["outcome"],
+                        rb["stage"],
+                        (rb["message"] or "")[:70],
+                    )
+                ] += 1
         if not diffs:
             continue
         print(f"\n### {a} -> {b}")

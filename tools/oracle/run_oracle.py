@@ -16,6 +16,7 @@ Megatron emitted and the values validate_args silently changed.
 Nothing here is imported by megalint; tests only read the JSON lines it produced.
 See tests/data/oracle/README.md for the exact setup.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,29 +42,78 @@ STAGES = ("parse_args", "validate_args", "microbatches", "parallel_state", "tran
 # argparse dests whose value validate_args may rewrite without failing; recorded as
 # [before, after] when they differ.
 TRACKED_DESTS = (
-    "sequence_parallel", "global_batch_size", "micro_batch_size", "num_layers", "ffn_hidden_size",
-    "kv_channels", "num_query_groups", "virtual_pipeline_model_parallel_size", "overlap_p2p_comm",
-    "align_param_gather", "recompute_granularity", "recompute_method",
-    "expert_tensor_parallel_size", "check_for_nan_in_loss_and_grad",
-    "accumulate_allreduce_grads_in_fp32", "apply_rope_fusion", "use_distributed_optimizer",
-    "overlap_param_gather", "overlap_grad_reduce", "async_save", "te_rng_tracker",
-    "cuda_graph_impl", "bias_gelu_fusion", "add_qkv_bias", "num_experts", "moe_ffn_hidden_size",
-    "position_embedding_type", "tensor_model_parallel_size", "pipeline_model_parallel_size",
-    "context_parallel_size", "expert_model_parallel_size", "fp8", "fp16", "bf16",
-    "tokenizer_type", "split", "use_torch_fsdp2", "use_megatron_fsdp", "ckpt_format",
-    "moe_router_dtype", "moe_token_dispatcher_type", "moe_flex_dispatcher_backend",
+    "sequence_parallel",
+    "global_batch_size",
+    "micro_batch_size",
+    "num_layers",
+    "ffn_hidden_size",
+    "kv_channels",
+    "num_query_groups",
+    "virtual_pipeline_model_parallel_size",
+    "overlap_p2p_comm",
+    "align_param_gather",
+    "recompute_granularity",
+    "recompute_method",
+    "expert_tensor_parallel_size",
+    "check_for_nan_in_loss_and_grad",
+    "accumulate_allreduce_grads_in_fp32",
+    "apply_rope_fusion",
+    "use_distributed_optimizer",
+    "overlap_param_gather",
+    "overlap_grad_reduce",
+    "async_save",
+    "te_rng_tracker",
+    "cuda_graph_impl",
+    "bias_gelu_fusion",
+    "add_qkv_bias",
+    "num_experts",
+    "moe_ffn_hidden_size",
+    "position_embedding_type",
+    "tensor_model_parallel_size",
+    "pipeline_model_parallel_size",
+    "context_parallel_size",
+    "expert_model_parallel_size",
+    "fp8",
+    "fp16",
+    "bf16",
+    "tokenizer_type",
+    "split",
+    "use_torch_fsdp2",
+    "use_megatron_fsdp",
+    "ckpt_format",
+    "moe_router_dtype",
+    "moe_token_dispatcher_type",
+    "moe_flex_dispatcher_backend",
 )
 
-CONFIG_FIELDS = ("num_query_groups", "ffn_hidden_size", "kv_channels", "num_layers",
-                 "moe_ffn_hidden_size", "params_dtype")
+CONFIG_FIELDS = (
+    "num_query_groups",
+    "ffn_hidden_size",
+    "kv_channels",
+    "num_layers",
+    "moe_ffn_hidden_size",
+    "params_dtype",
+)
 
 # Environment variables a scenario controls; anything not named by the scenario is unset
 # so the caller's shell cannot leak into the verdict.
 CONTROLLED_ENV = (
-    "WORLD_SIZE", "RANK", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "CUDA_DEVICE_MAX_CONNECTIONS",
-    "NVTE_FLASH_ATTN", "NVTE_FUSED_ATTN", "NVTE_UNFUSED_ATTN", "NVTE_CPU_OFFLOAD_V1",
-    "PYTORCH_CUDA_ALLOC_CONF", "NCCL_GRAPH_REGISTER", "NCCL_ALGO", "NCCL_PROTO",
-    "NVTE_ALLOW_NONDETERMINISTIC_ALGO", "CUBLAS_WORKSPACE_CONFIG", "CUDA_GRAPHS_USE_NODE_PRIORITY",
+    "WORLD_SIZE",
+    "RANK",
+    "LOCAL_RANK",
+    "LOCAL_WORLD_SIZE",
+    "CUDA_DEVICE_MAX_CONNECTIONS",
+    "NVTE_FLASH_ATTN",
+    "NVTE_FUSED_ATTN",
+    "NVTE_UNFUSED_ATTN",
+    "NVTE_CPU_OFFLOAD_V1",
+    "PYTORCH_CUDA_ALLOC_CONF",
+    "NCCL_GRAPH_REGISTER",
+    "NCCL_ALGO",
+    "NCCL_PROTO",
+    "NVTE_ALLOW_NONDETERMINISTIC_ALGO",
+    "CUBLAS_WORKSPACE_CONFIG",
+    "CUDA_GRAPHS_USE_NODE_PRIORITY",
 )
 
 # Warnings that come from this machine lacking optional packages (TE, Apex, absl), not from
@@ -74,8 +124,12 @@ NOISE = re.compile(
     re.IGNORECASE,
 )
 
-GPU_NAMES = {(7, 0): "Tesla V100-SXM2-32GB", (8, 0): "NVIDIA A100-SXM4-80GB",
-             (9, 0): "NVIDIA H100 80GB HBM3", (10, 0): "NVIDIA B200"}
+GPU_NAMES = {
+    (7, 0): "Tesla V100-SXM2-32GB",
+    (8, 0): "NVIDIA A100-SXM4-80GB",
+    (9, 0): "NVIDIA H100 80GB HBM3",
+    (10, 0): "NVIDIA B200",
+}
 
 _MEGATRON_ROOT = ""
 _GPU = [9, 0]
@@ -83,6 +137,7 @@ _WORLD = [8]
 
 
 # --------------------------------------------------------------------------- emulation
+
 
 def _install_shims() -> None:
     # Megatron >= 0.19 imports typing.override, which Python 3.11 lacks; the decorator is
@@ -98,8 +153,13 @@ def _emulate_gpu() -> None:
     def props(device=None):
         major, minor = _GPU
         return types.SimpleNamespace(
-            major=major, minor=minor, name=GPU_NAMES.get(tuple(_GPU), f"sm_{major}{minor}"),
-            total_memory=80 * 2**30, multi_processor_count=132, uuid="emulated")
+            major=major,
+            minor=minor,
+            name=GPU_NAMES.get(tuple(_GPU), f"sm_{major}{minor}"),
+            total_memory=80 * 2**30,
+            multi_processor_count=132,
+            uuid="emulated",
+        )
 
     torch.cuda.is_available = lambda: True
     torch.cuda.device_count = lambda: min(8, _WORLD[0])
@@ -134,6 +194,7 @@ def _fake_distributed(world_size: int) -> None:
 
 # --------------------------------------------------------------------------- helpers
 
+
 def _location(tb) -> str | None:
     """file:line of the innermost traceback frame inside the megatron/ tree."""
     where = None
@@ -152,8 +213,7 @@ def _first_line(text: str) -> str:
 def _jsonable(value):
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
-    if isinstance(value, (list, tuple)) and all(
-            v is None or isinstance(v, (bool, int, float, str)) for v in value):
+    if isinstance(value, (list, tuple)) and all(v is None or isinstance(v, (bool, int, float, str)) for v in value):
         return list(value)
     if hasattr(value, "name") and type(value).__module__ != "builtins" and hasattr(type(value), "__members__"):
         return value.name  # enum member
@@ -165,7 +225,9 @@ def _jsonable(value):
 # install TE >= 1.4."); such verdicts are marked so consumers can set them aside.
 MISSING_PACKAGE = re.compile(
     r"Transformer Engine|transformer-engine|transformer_engine|\bTE\b|Apex|apex|"
-    r"nvidia_resiliency|is not available|please install|No module named", re.IGNORECASE)
+    r"nvidia_resiliency|is not available|please install|No module named",
+    re.IGNORECASE,
+)
 
 
 def _failure(stage: str, exc: BaseException, stderr_text: str) -> dict:
@@ -179,16 +241,30 @@ def _failure_fields(stage: str, exc: BaseException, stderr_text: str) -> dict:
     if isinstance(exc, SystemExit):
         code = exc.code
         if code in (None, 0):
-            return {"outcome": "exit0", "stage": stage, "exception": "SystemExit",
-                    "message": "" if code is None else str(code),
-                    "check_location": _location(exc.__traceback__)}
+            return {
+                "outcome": "exit0",
+                "stage": stage,
+                "exception": "SystemExit",
+                "message": "" if code is None else str(code),
+                "check_location": _location(exc.__traceback__),
+            }
         # argparse reports through parser.error(): usage + "prog: error: ..." on stderr.
         lines = [ln for ln in stderr_text.splitlines() if ": error: " in ln]
         msg = lines[-1].split(": error: ", 1)[1] if lines else _first_line(str(code))
-        return {"outcome": "error", "stage": stage, "exception": f"SystemExit({code})",
-                "message": msg[:400], "check_location": _location(exc.__traceback__)}
-    return {"outcome": "error", "stage": stage, "exception": type(exc).__name__,
-            "message": _first_line(str(exc)), "check_location": _location(exc.__traceback__)}
+        return {
+            "outcome": "error",
+            "stage": stage,
+            "exception": f"SystemExit({code})",
+            "message": msg[:400],
+            "check_location": _location(exc.__traceback__),
+        }
+    return {
+        "outcome": "error",
+        "stage": stage,
+        "exception": type(exc).__name__,
+        "message": _first_line(str(exc)),
+        "check_location": _location(exc.__traceback__),
+    }
 
 
 class _LogCollector(logging.Handler):
@@ -209,8 +285,9 @@ def _collect_warnings(caught, logs, out_text) -> list[str]:
         if fname.startswith(_MEGATRON_ROOT):
             texts.append(f"{w.category.__name__}: {w.message}")
     texts += [f"log: {m}" for m in logs]
-    texts += [f"stdout: {ln.strip()}" for ln in out_text.splitlines()
-              if re.match(r"\s*(WARNING|Warning:|warning:)", ln)]
+    texts += [
+        f"stdout: {ln.strip()}" for ln in out_text.splitlines() if re.match(r"\s*(WARNING|Warning:|warning:)", ln)
+    ]
     for t in texts:
         t = _first_line(t)[:200]
         if not t or NOISE.search(t) or t in seen:
@@ -222,39 +299,59 @@ def _collect_warnings(caught, logs, out_text) -> list[str]:
 
 # --------------------------------------------------------------------------- stages
 
+
 def _call_with_known(fn, candidates: dict):
     import inspect
+
     params = inspect.signature(fn).parameters
     return fn(**{k: v for k, v in candidates.items() if k in params})
 
 
 def _stage_microbatches(args):
     from megatron.core import num_microbatches_calculator as nmc
+
     nmc.unset_num_microbatches_calculator() if hasattr(nmc, "unset_num_microbatches_calculator") else None
     gtp = getattr(args, "gtp_weight_remat_size", 1) or 1
-    _call_with_known(nmc.init_num_microbatches_calculator, {
-        "rank": args.rank,
-        "rampup_batch_size": getattr(args, "rampup_batch_size", None),
-        "global_batch_size": args.global_batch_size,
-        "micro_batch_size": args.micro_batch_size,
-        "data_parallel_size": args.data_parallel_size * gtp,
-        "decrease_batch_size_if_needed": getattr(args, "decrease_batch_size_if_needed", False),
-        "step_batch_size_schedule": getattr(args, "step_batch_size_schedule", None),
-        "seq_length": getattr(args, "seq_length", None),
-    })
+    _call_with_known(
+        nmc.init_num_microbatches_calculator,
+        {
+            "rank": args.rank,
+            "rampup_batch_size": getattr(args, "rampup_batch_size", None),
+            "global_batch_size": args.global_batch_size,
+            "micro_batch_size": args.micro_batch_size,
+            "data_parallel_size": args.data_parallel_size * gtp,
+            "decrease_batch_size_if_needed": getattr(args, "decrease_batch_size_if_needed", False),
+            "step_batch_size_schedule": getattr(args, "step_batch_size_schedule", None),
+            "seq_length": getattr(args, "seq_length", None),
+        },
+    )
 
 
 def _stage_parallel_state(args):
     _fake_distributed(args.world_size)
     from megatron.core import parallel_state as ps
-    candidates = {name: getattr(args, name) for name in (
-        "pipeline_model_parallel_split_rank", "pipeline_model_parallel_comm_backend", "use_sharp",
-        "context_parallel_size", "hierarchical_context_parallel_sizes", "hybrid_context_parallel",
-        "expert_model_parallel_size", "num_distributed_optimizer_instances",
-        "expert_tensor_parallel_size", "distributed_timeout_minutes",
-        "nccl_communicator_config_path", "encoder_tensor_model_parallel_size",
-        "encoder_pipeline_model_parallel_size", "high_priority_stream_groups",
-        "sharp_enabled_group") if hasattr(args, name)}
+
+    candidates = {
+        name: getattr(args, name)
+        for name in (
+            "pipeline_model_parallel_split_rank",
+            "pipeline_model_parallel_comm_backend",
+            "use_sharp",
+            "context_parallel_size",
+            "hierarchical_context_parallel_sizes",
+            "hybrid_context_parallel",
+            "expert_model_parallel_size",
+            "num_distributed_optimizer_instances",
+            "expert_tensor_parallel_size",
+            "distributed_timeout_minutes",
+            "nccl_communicator_config_path",
+            "encoder_tensor_model_parallel_size",
+            "encoder_pipeline_model_parallel_size",
+            "high_priority_stream_groups",
+            "sharp_enabled_group",
+        )
+        if hasattr(args, name)
+    }
     candidates.update(
         tensor_model_parallel_size=args.tensor_model_parallel_size,
         pipeline_model_parallel_size=args.pipeline_model_parallel_size,
@@ -271,6 +368,7 @@ def _stage_parallel_state(args):
 
 def _stage_transformer_config(args):
     from megatron.training import arguments as arguments_mod
+
     fn = getattr(arguments_mod, "core_transformer_config_from_args", None)
     if fn is None:
         from megatron.training.argument_utils import core_transformer_config_from_args as fn
@@ -292,14 +390,16 @@ def run_scenario(scn: dict) -> dict:
 
     from megatron.training.arguments import parse_args, validate_args
 
-    result = {"outcome": "ok", "stage": "complete", "exception": None, "message": None,
-              "check_location": None}
+    result = {"outcome": "ok", "stage": "complete", "exception": None, "message": None, "check_location": None}
     changed, config, later = {}, None, []
     out, err = io.StringIO(), io.StringIO()
     collector = _LogCollector()
     logging.getLogger().addHandler(collector)
-    with warnings.catch_warnings(record=True) as caught, \
-            contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    with (
+        warnings.catch_warnings(record=True) as caught,
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(err),
+    ):
         warnings.simplefilter("always")
         stage = "parse_args"
         failed = None
@@ -329,8 +429,7 @@ def run_scenario(scn: dict) -> dict:
         if failed is not None:
             result.update(failed)
     logging.getLogger().removeHandler(collector)
-    result["warnings"] = _collect_warnings(caught, collector.records,
-                                           out.getvalue() + "\n" + err.getvalue())
+    result["warnings"] = _collect_warnings(caught, collector.records, out.getvalue() + "\n" + err.getvalue())
     result["changed"] = changed
     if config is not None:
         result["config"] = config
@@ -343,27 +442,43 @@ def _worker(scn: dict) -> dict:
     try:
         verdict = run_scenario(scn)
     except BaseException as exc:  # harness fault, kept visible in the data
-        verdict = {"outcome": "harness_error", "stage": None, "exception": type(exc).__name__,
-                   "message": _first_line(str(exc)), "check_location": None,
-                   "warnings": [], "changed": {}}
-    row = {"id": scn["id"], "argv": scn["argv"], "env": scn.get("env") or {},
-           "world_size": scn["world_size"], "gpu_capability": scn.get("gpu_capability") or [9, 0]}
+        verdict = {
+            "outcome": "harness_error",
+            "stage": None,
+            "exception": type(exc).__name__,
+            "message": _first_line(str(exc)),
+            "check_location": None,
+            "warnings": [],
+            "changed": {},
+        }
+    row = {
+        "id": scn["id"],
+        "argv": scn["argv"],
+        "env": scn.get("env") or {},
+        "world_size": scn["world_size"],
+        "gpu_capability": scn.get("gpu_capability") or [9, 0],
+    }
     row.update(verdict)
     return row
 
 
 def _warm_imports() -> None:
     """Import once in the parent so every forked scenario starts from the same state."""
-    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), \
-            contextlib.redirect_stderr(io.StringIO()):
+    with (
+        warnings.catch_warnings(),
+        contextlib.redirect_stdout(io.StringIO()),
+        contextlib.redirect_stderr(io.StringIO()),
+    ):
         warnings.simplefilter("ignore")
         import megatron.training.arguments  # noqa: F401
-        from megatron.core import parallel_state, num_microbatches_calculator  # noqa: F401
+        from megatron.core import num_microbatches_calculator, parallel_state  # noqa: F401
+
         try:
             import megatron.training.argument_utils  # noqa: F401
         except ImportError:
             pass
         from megatron.core.transformer import transformer_config  # noqa: F401
+
         try:
             from megatron.core.transformer import MLATransformerConfig  # noqa: F401
         except ImportError:
@@ -373,8 +488,9 @@ def _warm_imports() -> None:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--megatron-root", required=True,
-                    help="directory holding the megatron/ package of one Megatron-LM version")
+    ap.add_argument(
+        "--megatron-root", required=True, help="directory holding the megatron/ package of one Megatron-LM version"
+    )
     ap.add_argument("--version", required=True, help="label written to the output, e.g. HEAD or 0.15.0")
     ap.add_argument("--scenarios", nargs="+", required=True, help="scenario JSON files")
     ap.add_argument("--out", required=True, help="JSON lines file to write")
@@ -410,12 +526,20 @@ def main(argv=None) -> int:
             try:
                 row = fut.get(ns.timeout)
             except multiprocessing.TimeoutError:
-                row = {"id": scn["id"], "argv": scn["argv"], "env": scn.get("env") or {},
-                       "world_size": scn["world_size"],
-                       "gpu_capability": scn.get("gpu_capability") or [9, 0],
-                       "outcome": "harness_error", "stage": None, "exception": "Timeout",
-                       "message": f"no verdict within {ns.timeout}s", "check_location": None,
-                       "warnings": [], "changed": {}}
+                row = {
+                    "id": scn["id"],
+                    "argv": scn["argv"],
+                    "env": scn.get("env") or {},
+                    "world_size": scn["world_size"],
+                    "gpu_capability": scn.get("gpu_capability") or [9, 0],
+                    "outcome": "harness_error",
+                    "stage": None,
+                    "exception": "Timeout",
+                    "message": f"no verdict within {ns.timeout}s",
+                    "check_location": None,
+                    "warnings": [],
+                    "changed": {},
+                }
             row = {"version": ns.version, **row}
             rows.append(row)
     with open(ns.out, "w") as fh:

@@ -20,7 +20,9 @@ from .sources import ExtractError, SourceTree, open_tree
 __all__ = ["Catalogue", "ExtractError", "Flag", "catalogue_main", "extract_catalogue", "extract_from_tree"]
 
 
-def extract_catalogue(path: str | os.PathLike[str], version_label: str | None = None, generated_from: str | None = None) -> Catalogue:
+def extract_catalogue(
+    path: str | os.PathLike[str], version_label: str | None = None, generated_from: str | None = None
+) -> Catalogue:
     """The catalogue of the argparse parser that `megatron/training/arguments.py` under `path` builds.
 
     Raises ExtractError when `path` is not a Megatron-LM tree or wheel or its parser cannot be read.
@@ -32,7 +34,9 @@ def extract_catalogue(path: str | os.PathLike[str], version_label: str | None = 
         tree.close()
 
 
-def extract_from_tree(tree: SourceTree, version_label: str | None = None, generated_from: str | None = None) -> Catalogue:
+def extract_from_tree(
+    tree: SourceTree, version_label: str | None = None, generated_from: str | None = None
+) -> Catalogue:
     args_path = tree.arguments_path()
     module_name = args_path[: -len(".py")].replace("/", ".")
     index = ModuleIndex(tree)
@@ -48,7 +52,9 @@ def extract_from_tree(tree: SourceTree, version_label: str | None = None, genera
         raise ExtractError(f"{tree.label}: {args_path}: expressions nest too deeply to read") from None
     label = version_label or _version_from_tree(tree) or "unknown"
     origin = generated_from or f"{tree.label} ({tree.kind}; {args_path} read with libcst)"
-    return Catalogue(version=label, generated_from=origin, flags=flags, warnings=warnings, parsed_files=index.parsed_files)
+    return Catalogue(
+        version=label, generated_from=origin, flags=flags, warnings=warnings, parsed_files=index.parsed_files
+    )
 
 
 _WHEEL_VERSION = re.compile(r"^[A-Za-z0-9_.]+?-(?P<version>[0-9][^-]*)-")

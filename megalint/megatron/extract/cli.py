@@ -30,11 +30,19 @@ def build_parser() -> argparse.ArgumentParser:
         "(>= 0.17), by reading megatron/training/arguments.py and the config dataclasses it expands. "
         "Nothing is imported or executed.",
     )
-    p.add_argument("--from", dest="source", required=True, metavar="PATH",
-                   help="a Megatron-LM checkout (the directory holding megatron/) or a megatron-core wheel file")
+    p.add_argument(
+        "--from",
+        dest="source",
+        required=True,
+        metavar="PATH",
+        help="a Megatron-LM checkout (the directory holding megatron/) or a megatron-core wheel file",
+    )
     p.add_argument("-o", "--output", metavar="FILE", help="write the JSON here instead of standard output")
-    p.add_argument("--version-label", metavar="X",
-                   help="the catalogue's version label (default: the wheel's version or megatron/core/package_info.py)")
+    p.add_argument(
+        "--version-label",
+        metavar="X",
+        help="the catalogue's version label (default: the wheel's version or megatron/core/package_info.py)",
+    )
     p.add_argument("--quiet", action="store_true", help="do not print extraction warnings to standard error")
     return p
 
@@ -55,8 +63,10 @@ def main(argv: list[str]) -> int:
         print(f"megalint catalogue: error: {exc}", file=sys.stderr)
         return 2
     except Exception as exc:  # a defect in the extractor, not in the input: say so in one line
-        print(f"megalint catalogue: internal error while reading {args.source}: {type(exc).__name__}: {exc}",
-              file=sys.stderr)
+        print(
+            f"megalint catalogue: internal error while reading {args.source}: {type(exc).__name__}: {exc}",
+            file=sys.stderr,
+        )
         return 3
     if not args.quiet:
         for w in catalogue.warnings:
@@ -69,8 +79,10 @@ def main(argv: list[str]) -> int:
         except OSError as exc:
             print(f"megalint catalogue: error: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
             return 2
-        print(f"megalint catalogue: {len(catalogue.flags)} flags of {catalogue.version} written to {args.output}",
-              file=sys.stderr)
+        print(
+            f"megalint catalogue: {len(catalogue.flags)} flags of {catalogue.version} written to {args.output}",
+            file=sys.stderr,
+        )
     else:
         sys.stdout.write(text)
     return 0

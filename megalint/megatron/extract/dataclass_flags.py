@@ -26,9 +26,17 @@ ENUM_CONVERTER = "enum_type_handler"  # the name of the converter ArgumentGroupF
 _TYPING_PREFIXES = ("typing.", "typing_extensions.", "collections.abc.")
 # Bare typing names whose typing.get_origin() is not None, so ArgumentGroupFactory rejects them.
 _BARE_GENERICS = {
-    "List": "list", "Dict": "dict", "Tuple": "tuple", "Set": "set", "FrozenSet": "frozenset",
-    "Callable": "Callable", "ContextManager": "ContextManager", "Sequence": "Sequence",
-    "Iterable": "Iterable", "Mapping": "Mapping", "Type": "type",
+    "List": "list",
+    "Dict": "dict",
+    "Tuple": "tuple",
+    "Set": "set",
+    "FrozenSet": "frozenset",
+    "Callable": "Callable",
+    "ContextManager": "ContextManager",
+    "Sequence": "Sequence",
+    "Iterable": "Iterable",
+    "Mapping": "Mapping",
+    "Type": "type",
 }
 
 
@@ -79,7 +87,7 @@ def _typing_name(ref: object) -> str | None:
     if isinstance(ref, ExternalRef):
         for prefix in _TYPING_PREFIXES:
             if ref.dotted.startswith(prefix):
-                return ref.dotted[len(prefix):]
+                return ref.dotted[len(prefix) :]
         if "." not in ref.dotted:
             return ref.dotted
     return None
@@ -244,9 +252,9 @@ class DataclassReader:
                 ann = small.annotation.annotation
                 head = ann.value if isinstance(ann, cst.Subscript) else ann
                 tname = _typing_name(scope.resolve(head)) if isinstance(head, (cst.Name, cst.Attribute)) else None
-                if tname in ("ClassVar", "KW_ONLY", "dataclasses.KW_ONLY", "InitVar") or (dotted_name(head) or "").endswith(
-                    ("ClassVar", "KW_ONLY", "InitVar")
-                ):
+                if tname in ("ClassVar", "KW_ONLY", "dataclasses.KW_ONLY", "InitVar") or (
+                    dotted_name(head) or ""
+                ).endswith(("ClassVar", "KW_ONLY", "InitVar")):
                     continue
                 out.append(self._field(small, cls, scope))
         return out
@@ -353,7 +361,9 @@ class DataclassReader:
                     kwargs["nargs"] = nargs_value(node, scope, self.evaluator)
                 else:
                     kwargs[key] = self.evaluator.evaluate_or_expr(node, scope)
-        return build_flag(arg_names, kwargs, type_name=type_value, action=action, origin=f"dataclass {where}", condition=condition)
+        return build_flag(
+            arg_names, kwargs, type_name=type_value, action=action, origin=f"dataclass {where}", condition=condition
+        )
 
     def _argparse_meta(self, f: FieldInfo, scope: Scope) -> dict[str, cst.BaseExpression] | None:
         if f.metadata is None:

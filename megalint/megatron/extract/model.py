@@ -22,7 +22,13 @@ ACTION_CLASSES = {
     "_ExtendAction": "extend",
 }
 
-NARGS_CONSTANTS = {"OPTIONAL": "?", "ZERO_OR_MORE": "*", "ONE_OR_MORE": "+", "REMAINDER": "...", "SUPPRESS": "==SUPPRESS=="}
+NARGS_CONSTANTS = {
+    "OPTIONAL": "?",
+    "ZERO_OR_MORE": "*",
+    "ONE_OR_MORE": "+",
+    "REMAINDER": "...",
+    "SUPPRESS": "==SUPPRESS==",
+}
 
 
 @dataclass

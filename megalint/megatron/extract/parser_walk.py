@@ -93,7 +93,11 @@ class ParserWalker:
             elif isinstance(stmt, cst.With):
                 self.walk_block(stmt.body.body, scope, func, conditions)
             elif isinstance(stmt, (cst.For, cst.While)):
-                head = f"for {scope.code(stmt.target)} in {scope.code(stmt.iter)}" if isinstance(stmt, cst.For) else f"while {scope.code(stmt.test)}"
+                head = (
+                    f"for {scope.code(stmt.target)} in {scope.code(stmt.iter)}"
+                    if isinstance(stmt, cst.For)
+                    else f"while {scope.code(stmt.test)}"
+                )
                 self.walk_block(stmt.body.body, scope, func, conditions + (head,))
                 if stmt.orelse is not None:
                     self.walk_block(stmt.orelse.body.body, scope, func, conditions + (head,))
@@ -138,7 +142,9 @@ class ParserWalker:
 
     # ---- calls -------------------------------------------------------------------------------------------
 
-    def handle_call(self, call: cst.Call, scope: Scope, func: str, conditions: tuple[str, ...], handled: set[int]) -> None:
+    def handle_call(
+        self, call: cst.Call, scope: Scope, func: str, conditions: tuple[str, ...], handled: set[int]
+    ) -> None:
         condition = " and ".join(conditions) if conditions else None
         if isinstance(call.func, cst.Attribute):
             method = call.func.attr.value
@@ -153,8 +159,10 @@ class ParserWalker:
                 return
         if isinstance(call.func, cst.Name) and isinstance(scope.local.get(call.func.value), LocalValue):
             return
-        local_def = isinstance(call.func, cst.Name) and call.func.value not in scope.local and isinstance(
-            scope.module.bindings.get(call.func.value), cst.FunctionDef
+        local_def = (
+            isinstance(call.func, cst.Name)
+            and call.func.value not in scope.local
+            and isinstance(scope.module.bindings.get(call.func.value), cst.FunctionDef)
         )
         # resolving a name may parse its module: only do so for calls that could add arguments
         if local_def or self._passes_parser(call, scope):
@@ -206,7 +214,9 @@ class ParserWalker:
             return
         cls = fscope.resolve(cls_node)
         if not isinstance(cls, ClassRef):
-            self.warnings.append(f"{func}: dataclass {fscope.code(cls_node)} not found in the tree; its flags are missing")
+            self.warnings.append(
+                f"{func}: dataclass {fscope.code(cls_node)} not found in the tree; its flags are missing"
+            )
             return
         exclude: set[str] = set()
         if exclude_node is not None:
@@ -260,5 +270,7 @@ class ParserWalker:
             self.warnings.append(f"{where}: add_argument without option names skipped")
             return
         self.flags.append(
-            build_flag(names, kwargs, type_name=type_value, action=action, origin=f"arguments.py:{func}", condition=condition)
+            build_flag(
+                names, kwargs, type_name=type_value, action=action, origin=f"arguments.py:{func}", condition=condition
+            )
         )

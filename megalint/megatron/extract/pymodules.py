@@ -28,7 +28,7 @@ class ExternalRef:
 
 @dataclass(eq=False)
 class ClassRef:
-    module: "ModuleInfo"
+    module: ModuleInfo
     node: cst.ClassDef
 
     @property
@@ -42,7 +42,7 @@ class ClassRef:
 
 @dataclass(eq=False)
 class FuncRef:
-    module: "ModuleInfo"
+    module: ModuleInfo
     node: cst.FunctionDef
 
     @property
@@ -54,7 +54,7 @@ class FuncRef:
 class ValueRef:
     """A module-level `name = expr` binding, evaluated on demand in its module's scope."""
 
-    module: "ModuleInfo"
+    module: ModuleInfo
     expr: cst.BaseExpression
     name: str
 
@@ -112,7 +112,9 @@ def absolute_module(current: str, is_package: bool, relative_dots: int, module: 
     return base
 
 
-def import_bindings(stmt: cst.Import | cst.ImportFrom, current: str, is_package: bool) -> tuple[dict[str, object], list[str]]:
+def import_bindings(
+    stmt: cst.Import | cst.ImportFrom, current: str, is_package: bool
+) -> tuple[dict[str, object], list[str]]:
     """Names bound by one import statement (and star-import sources), as unresolved import records."""
     out: dict[str, object] = {}
     stars: list[str] = []
@@ -148,7 +150,9 @@ def _collect_bindings(info: ModuleInfo, body, conditional: bool) -> None:
                     for target in small.targets:
                         if isinstance(target.target, cst.Name):
                             new[target.target.value] = small.value
-                elif isinstance(small, cst.AnnAssign) and small.value is not None and isinstance(small.target, cst.Name):
+                elif (
+                    isinstance(small, cst.AnnAssign) and small.value is not None and isinstance(small.target, cst.Name)
+                ):
                     new[small.target.value] = small.value
                 for k, v in new.items():
                     if not conditional or k not in info.bindings:

@@ -19,9 +19,7 @@ from .pymodules import ClassRef, ExternalRef, FuncRef, ModuleIndex, ModuleInfo, 
 # Standard-library modules whose enums and constants may be introspected in this interpreter (e.g. the
 # `signal.Signals` annotation of `--exit-signal`). Nothing from the analysed tree is ever imported.
 _INTROSPECTABLE_STDLIB = frozenset({"signal", "enum", "math", "logging"})
-_ENUM_BASES = frozenset(
-    {"enum.Enum", "enum.IntEnum", "enum.StrEnum", "enum.Flag", "enum.IntFlag", "enum.ReprEnum"}
-)
+_ENUM_BASES = frozenset({"enum.Enum", "enum.IntEnum", "enum.StrEnum", "enum.Flag", "enum.IntFlag", "enum.ReprEnum"})
 _MAX_POW_EXPONENT = 4096
 
 
@@ -65,7 +63,7 @@ class _Auto:
 class LocalValue:
     """A function-local `name = expr` binding, evaluated in the scope that made it."""
 
-    scope: "Scope"
+    scope: Scope
     expr: cst.BaseExpression
 
 
@@ -77,7 +75,7 @@ class Scope:
         self.module = module
         self.local: dict[str, object] = dict(local or {})
 
-    def child(self) -> "Scope":
+    def child(self) -> Scope:
         return Scope(self.index, self.module, self.local)
 
     def code(self, node: cst.CSTNode) -> str:
@@ -290,7 +288,11 @@ class Evaluator:
         if builtin is None or any(a.keyword is not None or a.star for a in node.args):
             raise NotLiteral
         args = [self.evaluate(a.value, scope) for a in node.args]
-        if builtin == "range" and all(isinstance(a, int) and not isinstance(a, bool) for a in args) and 1 <= len(args) <= 3:
+        if (
+            builtin == "range"
+            and all(isinstance(a, int) and not isinstance(a, bool) for a in args)
+            and 1 <= len(args) <= 3
+        ):
             r = range(*args)
             if len(r) > 100_000:
                 raise NotLiteral
