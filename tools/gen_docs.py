@@ -273,7 +273,7 @@ def example_run(root: Path = ROOT) -> tuple[str, str]:
     env = {
         k: v
         for k, v in os.environ.items()
-        if not k.startswith(("GITHUB_", "MEGALINT_")) and k not in ("FORCE_COLOR", "CLICOLOR_FORCE")
+        if not k.startswith(("GITHUB_", "MEGALINT_")) and k not in ("FORCE_COLOR", "CLICOLOR_FORCE", "COLUMNS")
     }
     env["NO_COLOR"] = "1"
     env["PYTHONPATH"] = str(root) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
