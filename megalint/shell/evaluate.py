@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 import tree_sitter
 
 from megalint.shell import arith, equality
-from megalint.shell.facts import CommandRecord, PathFacts, ScriptFacts, ShellFinding, VariableFact
+from megalint.shell.facts import CommandRecord, PathFacts, ScriptFacts, ShellFinding, ShellFindingKind, VariableFact
 from megalint.shell.parse import InputError, ParsedScript, find_nodes, parse_file, parse_padded, parse_text
 from megalint.shell.relevance import NOTHING, names_read, skippable
 from megalint.shell.values import Segment, Unknown, Word
@@ -309,7 +309,7 @@ class Evaluator:
             self._noted.add(key)
             self.notes.append(text)
 
-    def finding(self, kind: str, span: Span, message: str, **data) -> None:
+    def finding(self, kind: ShellFindingKind, span: Span, message: str, **data) -> None:
         key = (kind, span.path, span.start, span.end)
         if key not in self._finding_keys:
             self._finding_keys.add(key)
@@ -1338,7 +1338,7 @@ class Evaluator:
         if prev is None:
             return
         self.finding(
-            "flag-run-as-command",
+            ShellFindingKind.FLAG_RUN_AS_COMMAND,
             span,
             f"`{first}` runs as a command: the line before it does not end in `\\`, so the "
             "command above stopped there and every flag from here on is lost",
@@ -2244,7 +2244,7 @@ class Evaluator:
         for m in re.finditer(r"\\([ \t]+)(?=\n)", raw):
             s = start_char + m.start()
             self.finding(
-                "stray-backslash-in-string",
+                ShellFindingKind.STRAY_BACKSLASH_IN_STRING,
                 ps.source.span(s, s + len(m.group(0))),
                 "`\\` followed by blanks inside a double-quoted string is not a line continuation: "
                 "a lone `\\` word reaches the program",
@@ -2619,7 +2619,7 @@ class Evaluator:
         except arith.ArithUnknown as exc:
             return [("seg", Segment(None, span, tuple(origins), Unknown(exc.reason, span)), False, eid)]
         except arith.ArithError as exc:
-            self.finding("arithmetic-error", span, f"bash would fail here: {exc}")
+            self.finding(ShellFindingKind.ARITHMETIC_ERROR, span, f"bash would fail here: {exc}")
             return [("seg", Segment.unknown_at(f"bash fails on `{raw}`: {exc}", span), False, eid)]
         return [
             (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 
 from megalint.launch.model import SchedulerHeader
 from megalint.shell.values import Unknown, Word
@@ -23,11 +24,28 @@ class CommandRecord:
     headers: tuple = ()  # the `#SBATCH` lines of an `sbatch <<EOF` script it runs in
 
 
+class ShellFindingKind(str, Enum):
+    """The kinds of problem the shell stage reports; each has a rule in rules/shell that reads
+    findings of its kind from the rule context (`shell[].kind`), which holds these values."""
+
+    PARSE_ERROR = "parse-error"
+    UNFILLED_PLACEHOLDER = "unfilled-placeholder"
+    BACKSLASH_AT_EOF = "backslash-at-eof"
+    BACKSLASH_TRAILING_BLANK = "backslash-trailing-blank"
+    SHIFT_MISMATCH = "shift-mismatch"
+    FLAG_RUN_AS_COMMAND = "flag-run-as-command"
+    STRAY_BACKSLASH_IN_STRING = "stray-backslash-in-string"
+    ARITHMETIC_ERROR = "arithmetic-error"
+
+    def __str__(self) -> str:
+        return self.value
+
+
 @dataclass
 class ShellFinding:
     """A problem found at the shell level, before any Megatron knowledge."""
 
-    kind: str  # parse-error, flag-run-as-command, backslash-trailing-blank, ...
+    kind: ShellFindingKind
     span: Span
     message: str
     data: dict = field(default_factory=dict)
