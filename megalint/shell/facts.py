@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
-from megalint.launch.model import SchedulerHeader
+from megalint.shell.headers import SchedulerHeader
 from megalint.shell.values import Unknown, Word
 from megalint.source import SourceFile, Span
 
