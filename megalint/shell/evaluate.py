@@ -17,7 +17,16 @@ from dataclasses import dataclass, field, replace
 import tree_sitter
 
 from megalint.shell import arith, equality
-from megalint.shell.facts import CommandRecord, PathFacts, ScriptFacts, ShellFinding, ShellFindingKind, VariableFact
+from megalint.shell.facts import (
+    CommandRecord,
+    PathFacts,
+    ScriptFacts,
+    ShellFinding,
+    ShellFindingKind,
+    UnreadReason,
+    UnreadSource,
+    VariableFact,
+)
 from megalint.shell.parse import InputError, ParsedScript, find_nodes, parse_file, parse_padded, parse_text
 from megalint.shell.relevance import NOTHING, names_read, skippable
 from megalint.shell.values import Segment, Unknown, Word
@@ -138,6 +147,10 @@ class _Ctx:
     depth: int = 0
 
 
+class _TooLarge(InputError):
+    """A sourced file larger than MAX_SOURCE_BYTES."""
+
+
 class NeedsReads(Exception):
     def __init__(self, names: frozenset | None):
         super().__init__("restart")
@@ -170,6 +183,7 @@ class Evaluator:
         self.findings: list[ShellFinding] = []
         self.sourced: list[str] = []
         self.notes: list[str] = []
+        self.unread_sources: list[UnreadSource] = []
         self.steps = 0
         self.script_path = ""
         self.script_dir = ""
@@ -1250,9 +1264,12 @@ class Evaluator:
             return [st]
         target = args[0].text
         if target is None:
-            self.notes.append(
+            self.unread(
+                span,
+                args[0].partial_text,
+                UnreadReason.UNKNOWN_PATH,
                 f"{span}: `source` of a file whose path is not known statically "
-                f"({args[0].unknown}); its variables are not read"
+                f"({args[0].unknown}); its variables are not read",
             )
             self.mark_source_unknown(st, span, f"a file sourced at {span} whose path is not known")
             return [st]
@@ -1263,7 +1280,12 @@ class Evaluator:
             if os.path.isfile(alt):
                 path = alt
         if not os.path.isfile(path):
-            self.notes.append(f"{span}: sourced file {target} not found; its variables are not read")
+            self.unread(
+                span,
+                target,
+                UnreadReason.NOT_FOUND,
+                f"{span}: sourced file {target} not found; its variables are not read",
+            )
             self.mark_source_unknown(st, span, f"{target}, sourced at {span}, was not found")
             return [st]
         real = os.path.realpath(path)
@@ -1273,28 +1295,37 @@ class Evaluator:
             and not real.startswith(self.root_dir + os.sep)
             and real != self.root_dir
         ):
-            self.notes.append(f"{span}: {target} is outside the linted tree; not followed")
+            self.unread(
+                span, target, UnreadReason.OUTSIDE_ROOT, f"{span}: {target} is outside the linted tree; not followed"
+            )
             self.mark_source_unknown(st, span, f"{target} (sourced at {span}) is outside the linted tree")
             return [st]
         if real in self._source_stack or len(self._source_stack) > MAX_SOURCE_DEPTH:
-            self.notes.append(f"{span}: {target} is already being sourced (a cycle); not followed again")
+            self.unread(
+                span,
+                target,
+                UnreadReason.CYCLE if real in self._source_stack else UnreadReason.TOO_DEEP,
+                f"{span}: {target} is already being sourced (a cycle); not followed again",
+            )
             return [st]
         sub = self._parsed_files.get(real)
         if sub is None:
             try:
                 if os.path.getsize(real) > MAX_SOURCE_BYTES:
-                    raise InputError(f"{real}: larger than {MAX_SOURCE_BYTES} bytes, not a launch script")
+                    raise _TooLarge(f"{real}: larger than {MAX_SOURCE_BYTES} bytes, not a launch script")
                 with open(real, "rb") as fh:
                     data = fh.read(MAX_SOURCE_BYTES + 1)
                 shown = os.path.relpath(real)
                 sub = parse_file(real if shown.startswith("..") else shown, data)
+            except _TooLarge as exc:
+                sub = (UnreadReason.TOO_LARGE, str(exc))
             except (OSError, InputError, ValueError) as exc:
-                sub = str(exc)
+                sub = (UnreadReason.UNREADABLE, str(exc))
             self._parsed_files[real] = sub
-            if not isinstance(sub, str):
+            if not isinstance(sub, tuple):
                 self.check_reads(sub.source.text)
-        if isinstance(sub, str):
-            self.notes.append(f"{span}: cannot read sourced file {target}: {sub}")
+        if isinstance(sub, tuple):
+            self.unread(span, target, sub[0], f"{span}: cannot read sourced file {target}: {sub[1]}")
             self.mark_source_unknown(st, span, f"{target}, sourced at {span}, could not be read")
             return [st]
         if sub.source.path not in self.sources:
@@ -1316,6 +1347,10 @@ class Evaluator:
         finally:
             self._source_stack.pop()
         return results
+
+    def unread(self, span: Span, path: str, reason: UnreadReason, note: str) -> None:
+        self.notes.append(note)
+        self.unread_sources.append(UnreadSource(span, path, reason, note))
 
     def mark_source_unknown(self, st, span, reason):
         # Variables the sourced file might set are unknown from here on, but only those the
@@ -3308,4 +3343,6 @@ def facts_from_states(ev: Evaluator, ps: ParsedScript, states: list[State], head
                 name, None if var.unknown else ev.var_word(var, name), var.unknown, var.exported, arr
             )
         paths.append(PathFacts(s.cond, s.commands, variables))
-    return ScriptFacts(ps.source.path, dict(ev.sources), paths, headers, findings, comments, ev.sourced, ev.notes)
+    return ScriptFacts(
+        ps.source.path, dict(ev.sources), paths, headers, findings, comments, ev.sourced, ev.notes, ev.unread_sources
+    )
