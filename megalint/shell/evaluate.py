@@ -12,9 +12,7 @@ import bisect
 import fnmatch
 import os
 import re
-from dataclasses import dataclass, field, replace
-
-import tree_sitter
+from dataclasses import dataclass, replace
 
 from megalint.shell import arith, equality
 from megalint.shell.facts import (
@@ -27,32 +25,40 @@ from megalint.shell.facts import (
     UnreadSource,
     VariableFact,
 )
+from megalint.shell.interp.pieces import (
+    FIELD_BREAK,
+    QUOTED_EMPTY,
+    Expansion,
+    FieldBreak,
+    SegmentPiece,
+    Splat,
+)
+from megalint.shell.interp.state import (
+    MAX_ARRAY,
+    MAX_CALL_DEPTH,
+    MAX_CONDITION_DEPTH,
+    MAX_EXPANSION_DEPTH,
+    MAX_FIELDS,
+    MAX_LOOP_UNROLL,
+    MAX_NEST,
+    MAX_PATTERN_REPLACE,
+    MAX_PATTERN_SUBJECT,
+    MAX_SOURCE_BYTES,
+    MAX_SOURCE_DEPTH,
+    MAX_STATES,
+    MAX_STEPS,
+    MAX_VALUE_CHARS,
+    MAX_VALUE_SEGMENTS,
+    MEMO_ENTRIES,
+    Node,
+    Scalar,
+    State,
+    Var,
+)
 from megalint.shell.parse import InputError, ParsedScript, find_nodes, parse_file, parse_padded, parse_text
 from megalint.shell.relevance import NOTHING, names_read, skippable
 from megalint.shell.values import Segment, Unknown, Word
 from megalint.source import SourceFile, Span
-
-Node = tree_sitter.Node
-Scalar = tuple  # tuple[Segment, ...]
-
-MAX_STATES = 16
-MAX_STEPS = 100_000  # statements evaluated, counted once per path they run on
-MAX_LOOP_UNROLL = 64
-MAX_CALL_DEPTH = 32
-MAX_SOURCE_DEPTH = 16
-# Statements nested deeper than this (if in if in function in eval …) are not read: real
-# scripts nest a handful of levels, and each level costs Python stack frames.
-MAX_NEST = 40
-MAX_EXPANSION_DEPTH = 24  # `${A:-${B:-${C:-…}}}`
-MAX_CONDITION_DEPTH = 64  # `a && b && c …`, `[[ a && b && … ]]`
-# Values past these sizes become Unknown("too long"): `X=$X$X` in a loop must not fill memory.
-MAX_VALUE_CHARS = 65_536
-MAX_VALUE_SEGMENTS = 2_048
-MAX_FIELDS = 10_000  # words one expansion may produce
-MAX_ARRAY = 10_000  # elements of one array
-MAX_SOURCE_BYTES = 1 << 20
-MAX_PATTERN_SUBJECT = 4_096  # glob `#`/`%` operators are quadratic in the value's length
-MAX_PATTERN_REPLACE = 512  # glob `/`/`//` are cubic
 
 _IFS = re.compile(r"[ \t\n]+")
 # `$` in arithmetic: a plain reference (groups 1, 2), or anything else (no group).
@@ -83,45 +89,8 @@ _PLAIN_MAX = 4_096  # longer plain words take the general path (it checks the si
 _HEREDOC_SHELLS = frozenset({"sbatch", "bash", "sh", "srun", "salloc"})
 
 
-@dataclass(slots=True, unsafe_hash=True)
-class Var:
-    scalar: Scalar | None = None  # a scalar's segments
-    array: dict | None = None  # key -> Scalar, for arrays
-    unknown: Unknown | None = None
-    exported: bool = False
-    site: Span | None = None  # the last assignment
-
-
-@dataclass
-class State:
-    vars: dict
-    positional: tuple | None  # tuple of Scalar, or None when they are the script's unknown arguments
-    cond: tuple = ()
-    funcs: dict = field(default_factory=dict)
-    commands: list = field(default_factory=list)
-    stopped: bool = False
-    in_loop: bool = False
-    # Undecided tests this path took one way: (test text, what it read) -> (outcome, what it read).
-    # The same test on the same values later goes the same way on this path.
-    taken: dict = field(default_factory=dict)
-
-    def fork(self, cond: str | None = None) -> State:
-        # Var objects are never changed in place, so a shallow copy is a real fork.
-        return State(
-            dict(self.vars),
-            self.positional,  # a tuple: shared, never changed in place
-            self.cond + ((cond,) if cond else ()),
-            dict(self.funcs),
-            list(self.commands),
-            self.stopped,
-            self.in_loop,
-            dict(self.taken) if self.taken else {},
-        )
-
-
 _MISS = object()
 _POS = "\0positional"
-MEMO_ENTRIES = 8  # remembered results per word; paths that share inputs share the result
 
 
 def _too_long(span) -> Unknown:
@@ -536,7 +505,7 @@ class Evaluator:
                 pos = c.end_byte
             if body.end_byte > pos:
                 pieces.extend(self.dq_literal(data, pos, body.end_byte, ps, None, heredoc=True))
-            segs = tuple(p[1] for p in pieces if p[0] == "seg")
+            segs = tuple(p.segment for p in pieces if isinstance(p, SegmentPiece))
         word = Word(segs)
         sub = self.reparse(word, ctx)
         if sub is None:
@@ -827,8 +796,8 @@ class Evaluator:
         """Split off the states that left the loop with `break`."""
         going, broke = [], []
         for s in states:
-            if getattr(s, "_break", False):
-                s._break = False
+            if s.breaking:
+                s.breaking = False
                 s.stopped = False
                 broke.append(s)
             else:
@@ -1045,11 +1014,11 @@ class Evaluator:
             return [st]
         if first == "return":
             st.stopped = True
-            st._return = True
+            st.returning = True
             return [st]
         if first == "break":
             st.stopped = True
-            st._break = True
+            st.breaking = True
             return [st]
         if first == "shift":
             n = 1
@@ -1127,8 +1096,8 @@ class Evaluator:
         out = []
         for r in results:
             r.positional = saved_pos
-            if getattr(r, "_return", False):
-                r._return = False
+            if r.returning:
+                r.returning = False
                 r.stopped = False
             for nm in declared_local:
                 if nm in saved_vars:
@@ -1339,8 +1308,8 @@ class Evaluator:
                 st.positional = tuple(w.segments for w in args[1:]) if all(w.splat is None for w in args[1:]) else None
             results = self.block(sub.root.children, [st], _Ctx(sub, ctx.wrappers, ctx.depth + 1))
             for r in results:
-                if getattr(r, "_return", False):
-                    r._return = False
+                if r.returning:
+                    r.returning = False
                     r.stopped = False
                 if len(args) > 1:
                     r.positional = saved
@@ -1504,7 +1473,9 @@ class Evaluator:
     def _arith_value(self, node, st, ctx) -> tuple:
         """`$((WORLD_SIZE / TP))`: the one segment arith_expansion gives, placed as resite
         places it."""
-        seg = self.arith_expansion(node, st, ctx, True, None)[0][1]
+        piece = self.arith_expansion(node, st, ctx, True, None)[0]
+        assert isinstance(piece, SegmentPiece)
+        seg = piece.segment
         span = ctx.ps.span(node)
         origin = ((seg.site,) if seg.site is not None and seg.site != span else ()) + seg.origin
         return (Segment(seg.text, span, origin, seg.unknown, seg.via, seg.assumed),)
@@ -1833,16 +1804,16 @@ class Evaluator:
         pieces = self.pieces(node, st, ctx, quoted=True, eid=None)
         out = []
         for p in pieces:
-            if p[0] == "break":
+            if isinstance(p, FieldBreak):
                 out.append(Segment(" ", None))
-            elif p[0] == "splat":
-                out.append(Segment(None, p[1].span, (), p[1]))
-            elif p[0] == "seg":
-                seg, eid = p[1], p[3]
-                if eid is not None and not eid[2] and seg.site != eid[1]:
+            elif isinstance(p, Splat):
+                out.append(Segment(None, p.unknown.span, (), p.unknown))
+            elif isinstance(p, SegmentPiece):
+                seg, eid = p.segment, p.expansion
+                if eid is not None and not eid.array and seg.site != eid.span:
                     # Without splitting every expansion is one value: show it where it is written.
                     origin = ((seg.site,) if seg.site is not None else ()) + seg.origin
-                    seg = Segment(seg.text, eid[1], origin, seg.unknown, seg.via, seg.assumed)
+                    seg = Segment(seg.text, eid.span, origin, seg.unknown, seg.via, seg.assumed)
                 out.append(seg)
         if _oversized(out):
             span = ctx.ps.span(node)
@@ -1988,20 +1959,19 @@ class Evaluator:
 
     def _split(self, pieces) -> list[Word]:
         for p in pieces:
-            if p[0] != "seg" or p[2] or p[3] is not None:
+            if not isinstance(p, SegmentPiece) or p.split or p.expansion is not None:
                 break
         else:
             # Literal text only (a plain word, a quoted string): one field, as written.
-            return [Word(tuple(p[1] for p in pieces))] if pieces else []
+            return [Word(tuple(p.segment for p in pieces))] if pieces else []
         fields: list[list] = []
         cur: list = []
         have = False
         splats: dict[int, Unknown] = {}
         for p in pieces:
-            kind = p[0]
-            if kind == "seg":
-                seg, eid = p[1], p[3]
-                if not p[2] or seg.text is None:
+            if isinstance(p, SegmentPiece):
+                seg, eid = p.segment, p.expansion
+                if not p.split or seg.text is None:
                     cur.append((seg, eid))
                     have = True
                     continue
@@ -2013,15 +1983,15 @@ class Evaluator:
                     else:
                         cur.append((sub, eid))
                         have = True
-            elif kind == "break":
+            elif isinstance(p, FieldBreak):
                 if have:
                     fields.append(cur)
                 cur, have = [], False
-            elif kind == "splat":
+            elif isinstance(p, Splat):
                 if have:
                     fields.append(cur)
                 cur, have = [], False
-                splats[len(fields)] = p[1]
+                splats[len(fields)] = p.unknown
                 fields.append([])
             else:  # quoted-empty
                 have = True
@@ -2052,7 +2022,7 @@ class Evaluator:
             segs = []
             for seg, eid in f:
                 if eid is not None:
-                    eid_span, is_array = eid[1], eid[2]
+                    eid_span, is_array = eid.span, eid.array
                     if count.get(id(eid)) == 1 and not is_array:
                         origin = ((seg.site,) if seg.site is not None and seg.site != eid_span else ()) + seg.origin
                         seg = Segment(seg.text, eid_span, origin, seg.unknown, seg.via, seg.assumed)
@@ -2105,12 +2075,11 @@ class Evaluator:
         return None
 
     def pieces(self, node, st, ctx, quoted: bool, eid) -> list:
-        """Pieces: ("seg", Segment, splittable, eid) | ("break",) | ("splat", Unknown) | ("quoted-empty",)."""
+        """Pieces: SegmentPiece(Segment, splittable, eid) | FIELD_BREAK | Splat(Unknown) | QUOTED_EMPTY."""
         if self._pdepth >= MAX_EXPANSION_DEPTH:
             span = ctx.ps.span(node)
             return [
-                (
-                    "seg",
+                SegmentPiece(
                     Segment.unknown_at(
                         f"expansions nested more than {MAX_EXPANSION_DEPTH} levels deep are not read", span
                     ),
@@ -2136,14 +2105,14 @@ class Evaluator:
             inner_start = node.start_byte + 1
             span = ps.source.span_bytes(inner_start, node.end_byte - 1)
             if text == "''":
-                return [("quoted-empty",)]
-            segs = [("seg", Segment(text[1:-1], span, (), self.placeholder(node, ctx)), False, eid)]
-            if segs[0][1].unknown is not None:
-                segs = [("seg", Segment(None, span, (), segs[0][1].unknown), False, eid)]
+                return [QUOTED_EMPTY]
+            segs = [SegmentPiece(Segment(text[1:-1], span, (), self.placeholder(node, ctx)), False, eid)]
+            if segs[0].segment.unknown is not None:
+                segs = [SegmentPiece(Segment(None, span, (), segs[0].segment.unknown), False, eid)]
             return segs
         if t == "ansi_c_string":
             raw = ps.text(node)[2:-1]
-            return [("seg", Segment(_ansi_c(raw), ps.span(node)), False, eid)]
+            return [SegmentPiece(Segment(_ansi_c(raw), ps.span(node)), False, eid)]
         if t in ("string", "translated_string"):
             return self.dq_string(node, st, ctx, eid)
         if t == "concatenation":
@@ -2160,7 +2129,7 @@ class Evaluator:
         if t == "command_substitution":
             return self.command_substitution(node, st, ctx, quoted, eid)
         if t == "process_substitution":
-            return [("seg", Segment.unknown_at("a process substitution `<( )`", ps.span(node)), False, eid)]
+            return [SegmentPiece(Segment.unknown_at("a process substitution `<( )`", ps.span(node)), False, eid)]
         if t == "brace_expression":
             return self.literal(node, ctx, eid, escapes=None)
         if t == "string_content":
@@ -2200,16 +2169,16 @@ class Evaluator:
         return self.escaped_runs(raw, ps.source.char_offset(node.start_byte), ps, eid, escapes)
 
     def lit(self, text: str, ps, a: int, b: int) -> Segment:
-        origin = ps.source.origin(a, b) if hasattr(ps.source, "origin") else ()
+        origin = ps.source.origin(a, b) if isinstance(ps.source, _MappedSource) else ()
         return Segment(text, ps.source.span(a, b), origin)
 
     def lits(self, text: str, ps, a: int, b: int, eid) -> list:
         """Literal text as pieces; in a re-parsed string, one piece per place it came from."""
-        if not hasattr(ps.source, "cuts") or len(text) != b - a:
-            return [("seg", self.lit(text, ps, a, b), False, eid)]
+        if not isinstance(ps.source, _MappedSource) or len(text) != b - a:
+            return [SegmentPiece(self.lit(text, ps, a, b), False, eid)]
         out = []
         for x, y in ps.source.cuts(a, b):
-            out.append(("seg", self.lit(text[x - a : y - a], ps, x, y), False, eid))
+            out.append(SegmentPiece(self.lit(text[x - a : y - a], ps, x, y), False, eid))
         return out
 
     def escaped_runs(self, raw: str, start_char: int, ps, eid, escapes) -> list:
@@ -2233,7 +2202,9 @@ class Evaluator:
                         continue
                 emit_run(i)
                 if nxt != "\n":
-                    out.append(("seg", Segment(nxt, ps.source.span(start_char + i, start_char + i + 2)), False, eid))
+                    out.append(
+                        SegmentPiece(Segment(nxt, ps.source.span(start_char + i, start_char + i + 2)), False, eid)
+                    )
                 i += 2
                 run_start = i
                 continue
@@ -2261,7 +2232,7 @@ class Evaluator:
         if end > pos:
             out.extend(self.dq_literal(data, pos, end, ps, eid))
         if not out:
-            return [("quoted-empty",)]
+            return [QUOTED_EMPTY]
         return out
 
     def dq_literal(self, data, a, b, ps, eid, heredoc=False) -> list:
@@ -2341,33 +2312,37 @@ class Evaluator:
         ps = ctx.ps
         span = self.nspan(node, ctx)
         name = ps.text(node).lstrip()[1:]
-        my_eid = eid or ("e", span, False)
+        my_eid = eid or Expansion(span, False)
         if name in ("@", "*"):
             return self.positional_all(name, st, span, quoted, eid)
         if name == "#":
             if self._pos(st) is None:
-                return [("seg", Segment.unknown_at("the number of arguments given to the script", span), False, my_eid)]
-            return [("seg", Segment(str(len(st.positional)), span), False, my_eid)]
+                return [
+                    SegmentPiece(Segment.unknown_at("the number of arguments given to the script", span), False, my_eid)
+                ]
+            return [SegmentPiece(Segment(str(len(st.positional)), span), False, my_eid)]
         if name in ("?", "$", "!", "-"):
-            return [("seg", Segment.unknown_at(f"${name} is only known at run time", span), False, my_eid)]
+            return [SegmentPiece(Segment.unknown_at(f"${name} is only known at run time", span), False, my_eid)]
         segs, unknown, _ = self.var_scalar(name, st, ctx, span)
         if unknown is not None:
-            return [("seg", Segment(None, span, (), unknown), False, my_eid)]
-        return [("seg", s, not quoted, my_eid) for s in segs]
+            return [SegmentPiece(Segment(None, span, (), unknown), False, my_eid)]
+        return [SegmentPiece(s, not quoted, my_eid) for s in segs]
 
     def positional_all(self, name, st, span, quoted, eid):
-        my_eid = eid or ("e", span, True)
+        my_eid = eid or Expansion(span, True)
         if self._pos(st) is None:
-            return [("splat", Unknown('the arguments given to the script ("$@")', span))]
+            return [Splat(Unknown('the arguments given to the script ("$@")', span))]
         out = []
         for i, p in enumerate(st.positional):
             if i:
                 out.append(
-                    ("break",) if (quoted and name == "@") or not quoted else ("seg", Segment(" ", span), False, my_eid)
+                    FIELD_BREAK
+                    if (quoted and name == "@") or not quoted
+                    else SegmentPiece(Segment(" ", span), False, my_eid)
                 )
             if not p and quoted:
-                out.append(("quoted-empty",))
-            out.extend(("seg", s, not quoted, my_eid) for s in p)
+                out.append(QUOTED_EMPTY)
+            out.extend(SegmentPiece(s, not quoted, my_eid) for s in p)
         return out
 
     def brace_expansion(self, node, st, ctx, quoted, eid):
@@ -2376,7 +2351,7 @@ class Evaluator:
         children = list(node.children)
         inner = [c for c in children if c.type not in ("${", "}")]
         if not inner:
-            return [("seg", Segment.unknown_at("an empty ${}", span), False, eid)]
+            return [SegmentPiece(Segment.unknown_at("an empty ${}", span), False, eid)]
         length = False
         indirect = False
         if inner[0].type == "#" and len(inner) > 1:
@@ -2409,46 +2384,49 @@ class Evaluator:
         elif target.type in ("variable_name", "special_variable_name", "word", "number"):
             name = ps.text(target)
         else:
-            return [("seg", Segment.unknown_at(f"`{ps.text(node)}` is not understood", span), False, eid)]
-        my_eid = eid or ("e", span, bool(is_array_all and quoted))
+            return [SegmentPiece(Segment.unknown_at(f"`{ps.text(node)}` is not understood", span), False, eid)]
+        my_eid = eid or Expansion(span, bool(is_array_all and quoted))
         if indirect:
             segs, unknown, _ = self.var_scalar(name, st, ctx, span)
             ref = _text(segs) if unknown is None else None
             if ref is None or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", ref):
-                return [("seg", Segment.unknown_at(f"indirect expansion `{ps.text(node)}`", span), False, my_eid)]
+                return [SegmentPiece(Segment.unknown_at(f"indirect expansion `{ps.text(node)}`", span), False, my_eid)]
             name = ref
         # The value, as a list of elements (arrays) or one scalar.
         if name in ("@", "*"):
             if length:
                 if self._pos(st) is None:
                     return [
-                        ("seg", Segment.unknown_at("the number of arguments given to the script", span), False, my_eid)
+                        SegmentPiece(
+                            Segment.unknown_at("the number of arguments given to the script", span), False, my_eid
+                        )
                     ]
-                return [("seg", Segment(str(len(st.positional)), span), False, my_eid)]
+                return [SegmentPiece(Segment(str(len(st.positional)), span), False, my_eid)]
             if not rest:
                 return self.positional_all(name, st, span, quoted, eid)
-            return [("seg", Segment.unknown_at(f"`{ps.text(node)}` on the script's arguments", span), False, my_eid)]
+            return [
+                SegmentPiece(Segment.unknown_at(f"`{ps.text(node)}` on the script's arguments", span), False, my_eid)
+            ]
         var = self._get(st, name)
         if is_array_all:
             if var is not None and var.array is not None:
                 elements = _array_values(var.array)
             elif var is not None and var.unknown is not None:
                 if length:
-                    return [("seg", Segment(None, span, (), var.unknown), False, my_eid)]
+                    return [SegmentPiece(Segment(None, span, (), var.unknown), False, my_eid)]
                 # An unknown array is any number of words, not one.
-                return [("splat", Unknown(var.unknown.reason, span))]
+                return [Splat(Unknown(var.unknown.reason, span))]
             elif var is not None and var.scalar is not None:
                 elements = [var.scalar]
             elif var is None:
-                return [("seg", Segment(None, span, (), self.env_unknown(name, span)), False, my_eid)]
+                return [SegmentPiece(Segment(None, span, (), self.env_unknown(name, span)), False, my_eid)]
             else:
                 elements = []
             if length:
-                return [("seg", Segment(str(len(elements)), span), False, my_eid)]
+                return [SegmentPiece(Segment(str(len(elements)), span), False, my_eid)]
             if rest:
                 return [
-                    (
-                        "seg",
+                    SegmentPiece(
                         Segment.unknown_at(f"`{ps.text(node)}`: operators on whole arrays are not evaluated", span),
                         False,
                         my_eid,
@@ -2458,12 +2436,12 @@ class Evaluator:
             for i, el in enumerate(elements):
                 if i:
                     if quoted and is_array_all == "@":
-                        out.append(("break",))
+                        out.append(FIELD_BREAK)
                     else:
-                        out.append(("seg", Segment(" ", None), not quoted, my_eid))
+                        out.append(SegmentPiece(Segment(" ", None), not quoted, my_eid))
                 if not el and quoted:
-                    out.append(("quoted-empty",))
-                out.extend(("seg", s, not quoted, my_eid) for s in el)
+                    out.append(QUOTED_EMPTY)
+                out.extend(SegmentPiece(s, not quoted, my_eid) for s in el)
             return out
         if index is not None or target.type == "subscript":
             if var is not None and var.array is not None:
@@ -2485,20 +2463,20 @@ class Evaluator:
             segs, unknown, is_set = self.var_scalar(name, st, ctx, span)
         if length:
             if unknown is not None:
-                return [("seg", Segment(None, span, (), unknown), False, my_eid)]
+                return [SegmentPiece(Segment(None, span, (), unknown), False, my_eid)]
             t = _text(segs)
             if t is None:
-                return [("seg", Segment.unknown_at(f"the length of `{name}`", span), False, my_eid)]
-            return [("seg", Segment(str(len(t)), span, _origins(segs)), False, my_eid)]
+                return [SegmentPiece(Segment.unknown_at(f"the length of `{name}`", span), False, my_eid)]
+            return [SegmentPiece(Segment(str(len(t)), span, _origins(segs)), False, my_eid)]
         if not rest:
             if unknown is not None:
-                return [("seg", Segment(None, span, (), unknown), False, my_eid)]
-            return [("seg", s, not quoted, my_eid) for s in segs]
+                return [SegmentPiece(Segment(None, span, (), unknown), False, my_eid)]
+            return [SegmentPiece(s, not quoted, my_eid) for s in segs]
         op = rest[0]
         op_text = ps.text(op) if not op.is_named else None
         operands = rest[1:]
         if op_text is None:
-            return [("seg", Segment.unknown_at(f"`{ps.text(node)}` is not understood", span), False, my_eid)]
+            return [SegmentPiece(Segment.unknown_at(f"`{ps.text(node)}` is not understood", span), False, my_eid)]
         return self.operator(op_text, operands, node, name, segs, unknown, is_set, st, ctx, quoted, my_eid, span)
 
     def operator(self, op, operands, node, name, segs, unknown, is_set, st, ctx, quoted, eid, span):
@@ -2511,7 +2489,7 @@ class Evaluator:
             empty = (unknown is None and _text(segs) == "") if colon else False
             use_default = (not is_set) or empty
             if unknown is not None and is_set:
-                return [("seg", Segment(None, span, (), unknown), False, eid)]
+                return [SegmentPiece(Segment(None, span, (), unknown), False, eid)]
             operand_pieces = []
             for c in operands:
                 operand_pieces.extend(self.pieces(c, st, ctx, quoted, eid))
@@ -2520,11 +2498,10 @@ class Evaluator:
                     return []  # unset in the script: `${X:+…}` is empty, as the default convention says
                 return operand_pieces if not use_default else []
             if not use_default:
-                return [("seg", s, not quoted, eid) for s in segs]
+                return [SegmentPiece(s, not quoted, eid) for s in segs]
             if base == "?":
                 return [
-                    (
-                        "seg",
+                    SegmentPiece(
                         Segment(None, span, (), unknown or Unknown(f"${name} is required by the script", span)),
                         False,
                         eid,
@@ -2535,39 +2512,40 @@ class Evaluator:
                 assumed = f"the default in `{ps.text(node).strip()}` (the environment may set {name})"
             result = []
             for p in operand_pieces:
-                if p[0] == "seg" and assumed:
-                    s = p[1]
-                    p = ("seg", Segment(s.text, s.site, s.origin, s.unknown, s.via, s.assumed or assumed), p[2], p[3])
+                if isinstance(p, SegmentPiece) and assumed:
+                    s = p.segment
+                    p = SegmentPiece(
+                        Segment(s.text, s.site, s.origin, s.unknown, s.via, s.assumed or assumed), p.split, p.expansion
+                    )
                 result.append(p)
             if not result:
-                result = [("quoted-empty",)] if quoted else []
+                result = [QUOTED_EMPTY] if quoted else []
             if base == "=" and name and not name.isdigit():
-                val = tuple(p[1] for p in result if p[0] == "seg")
+                val = tuple(p.segment for p in result if isinstance(p, SegmentPiece))
                 old = st.vars.get(name)
                 self._impure = True
                 st.vars[name] = Var(scalar=val, exported=bool(old and old.exported), site=span)
             return result
         if unknown is not None:
-            return [("seg", Segment(None, span, (), unknown), False, eid)]
+            return [SegmentPiece(Segment(None, span, (), unknown), False, eid)]
         value = _text(segs)
         origin = _origins(segs)
         if value is None:
             bad = next((s.unknown for s in segs if s.text is None), None)
-            return [("seg", Segment(None, span, origin, bad or Unknown("unknown value", span)), False, eid)]
+            return [SegmentPiece(Segment(None, span, origin, bad or Unknown("unknown value", span)), False, eid)]
         assumed = next((s.assumed for s in segs if s.assumed), None)
 
         def result(text):
-            return [("seg", Segment(text, span, origin, None, (), assumed), not quoted, eid)]
+            return [SegmentPiece(Segment(text, span, origin, None, (), assumed), not quoted, eid)]
 
         if op in ("#", "##", "%", "%%"):
             pat = self.operand_text(operands, st, ctx)
             if pat is None:
-                return [("seg", Segment.unknown_at(f"the pattern of `{ps.text(node)}`", span), False, eid)]
+                return [SegmentPiece(Segment.unknown_at(f"the pattern of `{ps.text(node)}`", span), False, eid)]
             got = _strip_pattern(value, pat, op)
             if got is None:
                 return [
-                    (
-                        "seg",
+                    SegmentPiece(
                         Segment.unknown_at(f"`{ps.text(node)}` on a value too long to match a pattern against", span),
                         False,
                         eid,
@@ -2584,12 +2562,11 @@ class Evaluator:
             pat = self.operand_text(pat_nodes, st, ctx)
             rep = self.operand_text(rep_nodes, st, ctx) if rep_nodes else ""
             if pat is None or rep is None:
-                return [("seg", Segment.unknown_at(f"the pattern of `{ps.text(node)}`", span), False, eid)]
+                return [SegmentPiece(Segment.unknown_at(f"the pattern of `{ps.text(node)}`", span), False, eid)]
             got = _replace_pattern(value, pat, rep, op)
             if got is None or len(got) > MAX_VALUE_CHARS:
                 return [
-                    (
-                        "seg",
+                    SegmentPiece(
                         Segment.unknown_at(f"`{ps.text(node)}` on a value too long to match a pattern against", span),
                         False,
                         eid,
@@ -2599,7 +2576,9 @@ class Evaluator:
         if op in ("^^", "^", ",,", ","):
             if operands:
                 return [
-                    ("seg", Segment.unknown_at(f"case conversion with a pattern `{ps.text(node)}`", span), False, eid)
+                    SegmentPiece(
+                        Segment.unknown_at(f"case conversion with a pattern `{ps.text(node)}`", span), False, eid
+                    )
                 ]
             if op == "^^":
                 return result(value.upper())
@@ -2618,9 +2597,11 @@ class Evaluator:
                 off = self.arith_eval(parts[0], st.fork(), ctx, None) if parts[0].strip() else 0
                 ln = self.arith_eval(parts[1], st.fork(), ctx, None) if len(parts) > 1 else None
             except arith.ArithUnknown as exc:
-                return [("seg", Segment.unknown_at(f"the offset of `{raw}`: {exc.reason}", span), False, eid)]
+                return [SegmentPiece(Segment.unknown_at(f"the offset of `{raw}`: {exc.reason}", span), False, eid)]
             except arith.ArithError:
-                return [("seg", Segment.unknown_at(f"`{raw}` is not a valid substring expansion", span), False, eid)]
+                return [
+                    SegmentPiece(Segment.unknown_at(f"`{raw}` is not a valid substring expansion", span), False, eid)
+                ]
             if off < 0:
                 off = max(0, len(value) + off)
             if ln is None:
@@ -2629,17 +2610,17 @@ class Evaluator:
                 return result(value[off : len(value) + ln])
             return result(value[off : off + ln])
         if op == "@":
-            return [("seg", Segment.unknown_at(f"the transformation `{ps.text(node)}`", span), False, eid)]
-        return [("seg", Segment.unknown_at(f"`{ps.text(node)}` is not understood", span), False, eid)]
+            return [SegmentPiece(Segment.unknown_at(f"the transformation `{ps.text(node)}`", span), False, eid)]
+        return [SegmentPiece(Segment.unknown_at(f"`{ps.text(node)}` is not understood", span), False, eid)]
 
     def operand_text(self, nodes, st, ctx) -> str | None:
         parts = []
         for c in nodes:
             for p in self.pieces(c, st, ctx, True, None):
-                if p[0] == "seg":
-                    if p[1].text is None:
+                if isinstance(p, SegmentPiece):
+                    if p.segment.text is None:
                         return None
-                    parts.append(p[1].text)
+                    parts.append(p.segment.text)
         return "".join(parts)
 
     def arith_expansion(self, node, st, ctx, quoted, eid):
@@ -2652,16 +2633,15 @@ class Evaluator:
         try:
             value = self.arith_eval(inner, st, ctx, span, origins, assumed, node=node)
         except arith.ArithUnknown as exc:
-            return [("seg", Segment(None, span, tuple(origins), Unknown(exc.reason, span)), False, eid)]
+            return [SegmentPiece(Segment(None, span, tuple(origins), Unknown(exc.reason, span)), False, eid)]
         except arith.ArithError as exc:
             self.finding(ShellFindingKind.ARITHMETIC_ERROR, span, f"bash would fail here: {exc}")
-            return [("seg", Segment.unknown_at(f"bash fails on `{raw}`: {exc}", span), False, eid)]
+            return [SegmentPiece(Segment.unknown_at(f"bash fails on `{raw}`: {exc}", span), False, eid)]
         return [
-            (
-                "seg",
+            SegmentPiece(
                 Segment(str(value), span, tuple(origins), None, (), assumed[0] if assumed else None),
                 not quoted,
-                eid or ("e", span, False),
+                eid or Expansion(span, False),
             )
         ]
 
@@ -2734,7 +2714,7 @@ class Evaluator:
             raise arith.ArithUnknown(f"`{text}` could not be read")
         pieces = self.pieces(string_node, st, _Ctx(sub, ctx.wrappers, ctx.depth), True, None)
         out: list = []
-        _arith_texts([p[1] for p in pieces if p[0] == "seg"], origins, assumed, out)
+        _arith_texts([p.segment for p in pieces if isinstance(p, SegmentPiece)], origins, assumed, out)
         return "".join(out)
 
     def _arith_refs(self, text, st, origins, assumed) -> str | None:
@@ -2764,7 +2744,7 @@ class Evaluator:
         raw = ps.text(node).lstrip()
         inner = raw[2:-1] if raw.startswith("$(") else raw[1:-1]
         inner_s = inner.strip()
-        my_eid = eid or ("e", span, False)
+        my_eid = eid or Expansion(span, False)
         # Pure idioms whose value is known without running anything.
         if re.fullmatch(
             r"""(cd\s+)?"?\$\(\s*dirname\s+"?(\$0|\$\{0\}|\$\{BASH_SOURCE(\[0\])?\}|\$BASH_SOURCE)"?\s*\)"?(\s*(&&|;)\s*pwd(\s+-P)?)?""",
@@ -2774,9 +2754,9 @@ class Evaluator:
             inner_s,
         ):
             d = os.path.dirname(os.path.abspath(ps.source.path)) if ps.source.path else self.script_dir
-            return [("seg", Segment(d, span), not quoted, my_eid)]
+            return [SegmentPiece(Segment(d, span), not quoted, my_eid)]
         if re.fullmatch(r"pwd(\s+-P)?", inner_s):
-            return [("seg", Segment.unknown_at("the working directory at run time (`pwd`)", span), False, my_eid)]
+            return [SegmentPiece(Segment.unknown_at("the working directory at run time (`pwd`)", span), False, my_eid)]
         m = re.fullmatch(r"(echo|printf\s+['\"]?%s['\"]?)\s+(.*)", inner_s, re.S)
         if m and not re.search(r"[|;&<>`]|\$\(", m.group(2)):
             sub = self.reparse_inner(node, ctx)
@@ -2793,17 +2773,17 @@ class Evaluator:
                 ):
                     text = " ".join(w.text for w in words)
                     origin = tuple(sp for w in words for sp in ((w.span,) if w.span else ()) + w.origins)
-                    return [("seg", Segment(text, span, origin), not quoted, my_eid)]
+                    return [SegmentPiece(Segment(text, span, origin), not quoted, my_eid)]
         m = re.fullmatch(r"expr\s+(.*)", inner_s)
         if m:
-            return [("seg", Segment.unknown_at(f"the output of `{inner_s}`", span), False, my_eid)]
+            return [SegmentPiece(Segment.unknown_at(f"the output of `{inner_s}`", span), False, my_eid)]
         what = inner_s.split()[0] if inner_s.split() else ""
         why = f"the output of `{inner_s[:60]}`, only known at run time"
         if what == "nvidia-smi":
             why = f"queried from the GPU at run time (`{inner_s[:60]}`)"
         elif "scontrol" in inner_s:
             why = f"asked of SLURM at run time (`{inner_s[:60]}`)"
-        return [("seg", Segment.unknown_at(why, span), False, my_eid)]
+        return [SegmentPiece(Segment.unknown_at(why, span), False, my_eid)]
 
     def reparse_inner(self, node, ctx):
         for c in node.named_children:
@@ -2937,8 +2917,8 @@ def _same_path(a: State, b: State) -> bool:
         a.stopped == b.stopped
         and a.in_loop == b.in_loop
         and a.positional is b.positional
-        and getattr(a, "_break", False) == getattr(b, "_break", False)
-        and getattr(a, "_return", False) == getattr(b, "_return", False)
+        and a.breaking == b.breaking
+        and a.returning == b.returning
         and a.vars == b.vars
         and a.commands == b.commands
         and a.funcs == b.funcs

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from megalint.shell.analyze import analyze_file
-from megalint.shell.evaluate import MAX_SOURCE_DEPTH
 from megalint.shell.facts import ScriptFacts, UnreadReason, UnreadSource
+from megalint.shell.interp.state import MAX_SOURCE_DEPTH
 
 
 def _analyze(tmp_path: Path, main: str, **files: str | bytes) -> ScriptFacts:
