@@ -9,10 +9,9 @@ command substitutions are Unknown except a few pure idioms (`$(dirname "$0")`, `
 from __future__ import annotations
 
 import bisect
-import fnmatch
 import os
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from megalint.shell import arith, equality
 from megalint.shell.facts import (
@@ -25,6 +24,8 @@ from megalint.shell.facts import (
     UnreadSource,
     VariableFact,
 )
+from megalint.shell.interp import algebra
+from megalint.shell.interp.patterns import glob_match, replace_pattern, strip_pattern
 from megalint.shell.interp.pieces import (
     FIELD_BREAK,
     QUOTED_EMPTY,
@@ -41,21 +42,39 @@ from megalint.shell.interp.state import (
     MAX_FIELDS,
     MAX_LOOP_UNROLL,
     MAX_NEST,
-    MAX_PATTERN_REPLACE,
-    MAX_PATTERN_SUBJECT,
     MAX_SOURCE_BYTES,
     MAX_SOURCE_DEPTH,
-    MAX_STATES,
     MAX_STEPS,
     MAX_VALUE_CHARS,
     MAX_VALUE_SEGMENTS,
     MEMO_ENTRIES,
+    UNKNOWN_PREFIX,
+    UNSOURCED,
+    Frame,
     Node,
     Scalar,
     State,
     Var,
+    array_values,
+    assign_scalar,
+    next_index,
+    origins_of,
+    oversized,
+    resite,
+    scalar_text,
+    too_long,
 )
-from megalint.shell.parse import InputError, ParsedScript, find_nodes, parse_file, parse_padded, parse_text
+from megalint.shell.interp.syntax import (
+    NOT_PLAIN,
+    assigned_names,
+    effective_start,
+    in_double_bracket,
+    is_test,
+    is_whole_expansion,
+    local_names,
+    plain_name,
+)
+from megalint.shell.parse import InputError, ParsedScript, parse_file, parse_padded, parse_text
 from megalint.shell.relevance import NOTHING, names_read, skippable
 from megalint.shell.values import Segment, Unknown, Word
 from megalint.source import SourceFile, Span
@@ -77,7 +96,6 @@ _INERT = frozenset(
     "echo printf mkdir rm cp mv ls cat sleep touch chmod ln tee sed awk grep head tail sort uniq wc tr "
     "cut hostname date true false : wait nvidia-smi pip mkdir find xargs".split()
 )
-_NOT_PLAIN = re.compile(rb"[^A-Za-z0-9_.,:/+@%=-]")  # a word outside this set may need expanding
 _ASSIGNING = re.compile(r"\$\(\(|\(\(|\$\[|\$\{[^}]*=|\\|`|\$\(")
 _MACHINE_TEST = re.compile(r"(?<![\w-])-(?:[a-hkprstuwxvGLNOS]|nt|ot|ef)(?![\w-])")
 _DECLS = frozenset({"export", "declare", "typeset", "local", "readonly"})
@@ -89,31 +107,7 @@ _PLAIN_MAX = 4_096  # longer plain words take the general path (it checks the si
 _HEREDOC_SHELLS = frozenset({"sbatch", "bash", "sh", "srun", "salloc"})
 
 
-_MISS = object()
 _POS = "\0positional"
-
-
-def _too_long(span) -> Unknown:
-    return Unknown(
-        f"the value is too long to follow (over {MAX_VALUE_CHARS} characters or {MAX_VALUE_SEGMENTS} pieces)", span
-    )
-
-
-def _oversized(segs) -> bool:
-    if len(segs) > MAX_VALUE_SEGMENTS:
-        return True
-    total = 0
-    for seg in segs:
-        if seg.text is not None:
-            total += len(seg.text)
-    return total > MAX_VALUE_CHARS
-
-
-@dataclass
-class _Ctx:
-    ps: ParsedScript
-    wrappers: tuple = ()
-    depth: int = 0
 
 
 class _TooLarge(InputError):
@@ -208,7 +202,7 @@ class Evaluator:
             self.skip = skippable(ps, also_read)
             if self.skip.statements:
                 nodes = [n for n in nodes if (n.start_byte, n.end_byte) not in self.skip.statements]
-        return self.block(nodes, [st], _Ctx(ps))
+        return self.block(nodes, [st], Frame(ps))
 
     def check_reads(self, text: str) -> None:
         """Text met while running (a sourced file, an `eval` string) that reads a variable a
@@ -299,14 +293,14 @@ class Evaluator:
             self.findings.append(ShellFinding(kind, span, message, data))
 
     # ------------------------------------------------------------------ statements
-    def block(self, nodes, states: list[State], ctx: _Ctx) -> list[State]:
+    def block(self, nodes, states: list[State], ctx: Frame) -> list[State]:
         for node in nodes:
             if not node.is_named or node.type == "comment":
                 continue
             states = self.stmt(node, states, ctx)
         return states
 
-    def stmt(self, node: Node, states: list[State], ctx: _Ctx) -> list[State]:
+    def stmt(self, node: Node, states: list[State], ctx: Frame) -> list[State]:
         if len(states) == 1 and self._nest < MAX_NEST and self.steps < MAX_STEPS:
             # One path (most statements): the same as below without the bookkeeping for many.
             st = states[0]
@@ -320,7 +314,7 @@ class Evaluator:
                     out = handler(node, st, ctx)
                 finally:
                     self._nest -= 1
-                return out if len(out) == 1 else self.limit(out, node, ctx)
+                return out if len(out) == 1 else algebra.limit(self, out, node, ctx)
         out: list[State] = []
         live = [s for s in states if not s.stopped]
         if not live or self.exhausted:
@@ -351,7 +345,7 @@ class Evaluator:
                 out.extend(handler(node, st, ctx))
         finally:
             self._nest -= 1
-        return done + self.limit(out, node, ctx)
+        return done + algebra.limit(self, out, node, ctx)
 
     def too_deep(self, node, live, ctx):
         """A statement nested past MAX_NEST: what it assigns becomes unknown, its commands are not read."""
@@ -362,86 +356,13 @@ class Evaluator:
             "function calls, eval and sourced files) are not read",
         )
         assigned: set = set()
-        _assigned_names(node, ctx.ps, assigned)
+        assigned_names(node, ctx.ps, assigned)
         reason = Unknown(f"set in a statement nested too deep to read (line {span.start_line})", span)
         for st in live:
             for name in assigned:
                 old = st.vars.get(name)
                 st.vars[name] = Var(unknown=reason, exported=bool(old and old.exported), site=span)
         return live
-
-    def limit(self, states: list[State], node: Node, ctx: _Ctx) -> list[State]:
-        if len(states) > 1:
-            states = _collapse(states)
-        if len(states) <= MAX_STATES:
-            return states
-        live = [s for s in states if not s.stopped]
-        stopped = [s for s in states if s.stopped]
-        span = ctx.ps.span(node)
-        self.merged = True
-        # Join the two neighbouring paths that differ in the fewest variables (usually the
-        # last, least consequential fork) until few enough remain: what they disagree on
-        # becomes unknown, everything else stays known.
-        while len(live) > MAX_STATES:
-            excess = len(live) - MAX_STATES
-            ranked = sorted(range(len(live) - 1), key=lambda i: _difference(live[i], live[i + 1]))
-            chosen: set[int] = set()
-            for i in ranked:
-                if len(chosen) >= excess:
-                    break
-                if i in chosen or i - 1 in chosen or i + 1 in chosen:
-                    continue
-                chosen.add(i)
-            merged, i = [], 0
-            while i < len(live):
-                if i in chosen:
-                    merged.append(self.merge(live[i : i + 2], span))
-                    i += 2
-                else:
-                    merged.append(live[i])
-                    i += 1
-            live = merged
-        return stopped[:MAX_STATES] + live
-
-    def merge(self, states: list[State], span: Span) -> State:
-        base = states[0].fork()
-        base.cond = tuple(c for c in base.cond if all(c in s.cond for s in states))
-        first_vars = states[0].vars
-        names = set()
-        for s in states[1:]:
-            other = s.vars
-            if other is first_vars:
-                continue
-            missing = len(other) != len(first_vars)
-            for name, v in other.items():
-                w = first_vars.get(name, _MISS)
-                if w is not v:
-                    names.add(name)
-                    missing = missing or w is _MISS
-            if missing:
-                names.update(k for k in first_vars if k not in other)
-        reason = Unknown(f"differs between branches (too many paths, merged at line {span.start_line})", span)
-        for name in names:
-            vals = [s.vars.get(name) for s in states]
-            first = vals[0]
-            if all(v is first for v in vals) or all(
-                v is not None
-                and first is not None
-                and v.scalar == first.scalar
-                and v.array == first.array
-                and v.unknown == first.unknown
-                for v in vals
-            ):
-                continue
-            exported = any(v is not None and v.exported for v in vals)
-            base.vars[name] = Var(unknown=reason, exported=exported, site=span)
-        seen = {id(c) for c in base.commands}
-        for s in states[1:]:
-            for c in s.commands:
-                if id(c) not in seen:
-                    seen.add(id(c))
-                    base.commands.append(c)
-        return base
 
     # -- compound statements
     def s_program(self, node, st, ctx):
@@ -455,7 +376,7 @@ class Evaluator:
 
     def s_subshell(self, node, st, ctx):
         # Variables set in a subshell do not reach the parent; commands run there still count.
-        return _effects_only(st, self.block(node.children, [st.fork()], ctx))
+        return algebra.effects_only(st, self.block(node.children, [st.fork()], ctx))
 
     def s_do_group(self, node, st, ctx):
         return self.block(node.children, [st], ctx)
@@ -466,7 +387,7 @@ class Evaluator:
             return [st]
         heredoc = next((c for c in node.children if c.type == "heredoc_redirect"), None)
         if heredoc is not None and body.type == "command":
-            name = self._plain(body.child_by_field_name("name"))
+            name = plain_name(body.child_by_field_name("name"))
             if name in _HEREDOC_SHELLS:
                 return self.heredoc_script(body, heredoc, st, ctx)
         return self.stmt(body, [st], ctx)
@@ -498,7 +419,7 @@ class Evaluator:
             for c in body.children:
                 if c.type == "heredoc_content" or not c.is_named:
                     continue
-                cstart = _eff_start(c, data)
+                cstart = effective_start(c, data)
                 if cstart > pos:
                     pieces.extend(self.dq_literal(data, pos, cstart, ps, None, heredoc=True))
                 pieces.extend(self.pieces(c, st, ctx, True, None))
@@ -512,11 +433,9 @@ class Evaluator:
             return [st]
         from megalint.shell.headers import implied_environment, read_headers
 
-        headers = (
-            tuple(read_headers(sub.source)) if self._plain(command.child_by_field_name("name")) == "sbatch" else ()
-        )
+        headers = tuple(read_headers(sub.source)) if plain_name(command.child_by_field_name("name")) == "sbatch" else ()
         child = st.fork()
-        if self._plain(command.child_by_field_name("name")) != "sbatch":
+        if plain_name(command.child_by_field_name("name")) != "sbatch":
             child.vars = {k: v for k, v in child.vars.items() if v.exported}
         for name, (text, span) in implied_environment(list(headers)).items():
             child.vars[name] = Var(scalar=(Segment(text, span),), exported=True, site=span)
@@ -525,10 +444,10 @@ class Evaluator:
         saved = self.headers_stack
         self.headers_stack = headers or saved
         try:
-            results = self.block(sub.root.children, [child], _Ctx(sub, wrappers, ctx.depth + 1))
+            results = self.block(sub.root.children, [child], Frame(sub, wrappers, ctx.depth + 1))
         finally:
             self.headers_stack = saved
-        return _effects_only(st, results)
+        return algebra.effects_only(st, results)
 
     def s_negated_command(self, node, st, ctx):
         return self.block(node.named_children, [st], ctx)
@@ -539,7 +458,7 @@ class Evaluator:
         for child in node.named_children:
             nxt = []
             for s in states:
-                nxt.extend(_effects_only(s, self.stmt(child, [s.fork()], ctx)))
+                nxt.extend(algebra.effects_only(s, self.stmt(child, [s.fork()], ctx)))
             states = nxt or states
         return states
 
@@ -563,7 +482,7 @@ class Evaluator:
             if s.stopped:
                 out.append(s)
                 continue
-            if verdict is None and self.is_test(left):
+            if verdict is None and is_test(left):
                 desc = ctx.ps.text(left)
                 taken = s.fork(f"`{desc}` {'true' if op == '&&' else 'false'}")
                 skipped = s.fork(f"`{desc}` {'false' if op == '&&' else 'true'}")
@@ -592,7 +511,7 @@ class Evaluator:
             return verdict, None
         text = ctx.ps.text(node)
         # Only tests of strings and numbers repeat: files and the environment change as it runs.
-        if not self.is_test(node) or _MACHINE_TEST.search(text):
+        if not is_test(node) or _MACHINE_TEST.search(text):
             return None, None
         key = (text, tuple((name, id(v)) for name, v in rec.items()))
         got = st.taken.get(key)
@@ -609,16 +528,6 @@ class Evaluator:
             st.taken[key[0]] = (verdict, key[1])
             if key[2] is not None:
                 equality.learn(st.taken, key[2], key[0][1], verdict, key[1])
-
-    def is_test(self, node) -> bool:
-        if node.type == "test_command":
-            return True
-        if node.type == "command":
-            name = node.child_by_field_name("name")
-            return name is not None and self._plain(name) in ("[", "test", "[[")
-        if node.type == "negated_command":
-            return any(c.type in ("test_command", "command") and self.is_test(c) for c in node.named_children)
-        return False
 
     def s_if_statement(self, node, st, ctx):
         # if COND; then BODY [elif COND; then BODY]* [else BODY] fi
@@ -690,29 +599,18 @@ class Evaluator:
             names: set[str] = set()
             for _cond, body in arms:
                 for node in body:
-                    _assigned_names(node, ctx.ps, names)
+                    assigned_names(node, ctx.ps, names)
             where = ctx.ps.span(arms[0][1][0]) if arms and arms[0][1] else None
             for s in pending:
-                self.unset_to_unknown(s, names, "an `if` chain", where)
+                algebra.unset_to_unknown(s, names, "an `if` chain", where)
         for s in pending:
             out.extend(self.block(else_body, [s], ctx) if else_body else [s])
         return out
 
-    def unset_to_unknown(self, st, names, what: str, where) -> None:
-        line = where.start_line if where is not None else "?"
-        for name in names:
-            if st.vars.get(name) is None:
-                st.vars[name] = Var(
-                    unknown=Unknown(
-                        f"`{name}` is set only inside {what} (line {line}) that no known value selects", where
-                    ),
-                    site=where,
-                )
-
     def s_case_statement(self, node, st, ctx):
         value_node = node.child_by_field_name("value")
         subject = self.expand_scalar(value_node, st, ctx) if value_node is not None else ()
-        subject_text = _text(subject)
+        subject_text = scalar_text(subject)
         items = [c for c in node.named_children if c.type == "case_item"]
         out: list[State] = []
         matched_all = False
@@ -720,7 +618,7 @@ class Evaluator:
         for item in items:
             patterns, body, fallthrough = self.case_item_parts(item, st, ctx)
             if subject_text is not None and all(p is not None for p in patterns):
-                if any(_glob_match(p, subject_text) for p in patterns):
+                if any(glob_match(p, subject_text) for p in patterns):
                     out.extend(self.block(body, [st], ctx))
                     return out
                 continue
@@ -736,8 +634,8 @@ class Evaluator:
             rest = st.fork(f"case {desc_subject} matches no arm")
             names: set[str] = set()
             for item in items:
-                _assigned_names(item, ctx.ps, names)
-            self.unset_to_unknown(rest, names, "the arms of a `case`", ctx.ps.span(node))
+                assigned_names(item, ctx.ps, names)
+            algebra.unset_to_unknown(rest, names, "the arms of a `case`", ctx.ps.span(node))
             out.append(rest)
         return out
 
@@ -751,7 +649,7 @@ class Evaluator:
                 if c.type == ")":
                     seen_paren = True
                 elif c.is_named:
-                    patterns.append(_text(self.expand_scalar(c, st, ctx, pattern=True)))
+                    patterns.append(scalar_text(self.expand_scalar(c, st, ctx, pattern=True)))
                 continue
             if c.type in (";;", ";&", ";;&"):
                 fallthrough = c.type != ";;"
@@ -783,7 +681,7 @@ class Evaluator:
             for w in items:
                 for s in states:
                     if not s.stopped:
-                        _assign_scalar(s, name, w.segments, ctx.ps.span(var_node) if var_node else None)
+                        assign_scalar(s, name, w.segments, ctx.ps.span(var_node) if var_node else None)
                 states = self.stmt(body, states, ctx) if body is not None else states
                 states, broke = self.loop_exits(states)
                 finished.extend(broke)
@@ -854,7 +752,7 @@ class Evaluator:
         """A loop whose trip count is unknown: every variable it assigns becomes unknown."""
         span = ctx.ps.span(node)
         assigned = set(extra)
-        _assigned_names(node, ctx.ps, assigned)
+        assigned_names(node, ctx.ps, assigned)
         s = st.fork()
         for name in assigned:
             reason = (
@@ -887,7 +785,7 @@ class Evaluator:
             # Branches inside a loop of unknown trip count are not paths of the script: the
             # variables they set are unknown already; keep every command they run.
             live = [r for r in out if not r.stopped] or out
-            merged = self.merge(live, span)
+            merged = algebra.merge(live, span)
             merged.cond = st.cond
             return [merged]
         return out or [s]
@@ -975,7 +873,7 @@ class Evaluator:
             for a in assigns_nodes:
                 self.assign(a, st, ctx)
             return [st]
-        name_text = self._plain(name_node)
+        name_text = plain_name(name_node)
         if name_text in _INERT and not assigns_nodes and name_text not in st.funcs:
             args_text = ctx.ps.parse_text[name_node.end_byte : node.end_byte]
             if not _ASSIGNING.search(args_text.decode("utf-8", "replace")):
@@ -993,7 +891,7 @@ class Evaluator:
             if n is None:
                 continue
             segs = self.expand_scalar(v, st, ctx) if v is not None else ()
-            assigns[ctx.ps.text(n)] = Word(self.resite(segs, ctx.ps.span(v)) if v is not None else ())
+            assigns[ctx.ps.text(n)] = Word(resite(segs, ctx.ps.span(v)) if v is not None else ())
         span = ctx.ps.span(node)
         if not words:
             return [st]
@@ -1079,7 +977,7 @@ class Evaluator:
         if var.scalar is not None:
             return Word(tuple(var.scalar))
         if var.array is not None:
-            first = _array_values(var.array)
+            first = array_values(var.array)
             return Word(tuple(first[0]) if first else ())
         return Word(())
 
@@ -1091,8 +989,8 @@ class Evaluator:
         saved_vars = {k: v for k, v in st.vars.items()}
         st.positional = tuple(w.segments for w in args) if all(w.splat is None for w in args) else None
         declared_local = set()
-        _local_names(body, ps, declared_local)
-        results = self.stmt(body, [st], _Ctx(ps, ctx.wrappers, ctx.depth + 1))
+        local_names(body, ps, declared_local)
+        results = self.stmt(body, [st], Frame(ps, ctx.wrappers, ctx.depth + 1))
         out = []
         for r in results:
             r.positional = saved_pos
@@ -1148,7 +1046,7 @@ class Evaluator:
         rest = words[idx + 3 :] if idx + 2 < len(words) else []
         child.positional = tuple(w.segments for w in rest[1:]) if all(w.splat is None for w in rest[1:]) else None
         new_wrappers = ctx.wrappers + ((wrapper,) if wrapper else ())
-        return _effects_only(st, self.block(sub.root.children, [child], _Ctx(sub, new_wrappers, ctx.depth + 1)))
+        return algebra.effects_only(st, self.block(sub.root.children, [child], Frame(sub, new_wrappers, ctx.depth + 1)))
 
     def reparse(self, word: Word, ctx) -> ParsedScript | None:
         """Parse a command string as shell; positions map back when it is one literal run.
@@ -1176,7 +1074,7 @@ class Evaluator:
                     unknown = seg.unknown or Unknown("unknown value", seg.site)
                     name = self._unknown_names.get(unknown)
                     if name is None:
-                        name = self._unknown_names[unknown] = f"__megalint_unknown_{len(self.unknown_tokens)}"
+                        name = self._unknown_names[unknown] = f"{UNKNOWN_PREFIX}{len(self.unknown_tokens)}"
                         self.unknown_tokens[name] = unknown
                     segs.append(Segment("${" + name + "}", seg.site))
                 else:
@@ -1225,7 +1123,7 @@ class Evaluator:
         sub = self.reparse(word, ctx)
         if sub is None:
             return [st]
-        return self.block(sub.root.children, [st], _Ctx(sub, ctx.wrappers, ctx.depth + 1))
+        return self.block(sub.root.children, [st], Frame(sub, ctx.wrappers, ctx.depth + 1))
 
     def do_source(self, args, node, st, ctx):
         span = ctx.ps.span(node)
@@ -1300,13 +1198,13 @@ class Evaluator:
         if sub.source.path not in self.sources:
             self.sources[sub.source.path] = sub.source
             self.sourced.append(sub.source.path)
-            _assigned_names(sub.root, sub, self.sourced_names)
+            assigned_names(sub.root, sub, self.sourced_names)
         self._source_stack.append(real)
         try:
             saved = st.positional
             if len(args) > 1:
                 st.positional = tuple(w.segments for w in args[1:]) if all(w.splat is None for w in args[1:]) else None
-            results = self.block(sub.root.children, [st], _Ctx(sub, ctx.wrappers, ctx.depth + 1))
+            results = self.block(sub.root.children, [st], Frame(sub, ctx.wrappers, ctx.depth + 1))
             for r in results:
                 if r.returning:
                     r.returning = False
@@ -1324,7 +1222,7 @@ class Evaluator:
     def mark_source_unknown(self, st, span, reason):
         # Variables the sourced file might set are unknown from here on, but only those the
         # script reads and never sets itself are affected: track it as a flag on the state.
-        st.vars.setdefault("__megalint_unsourced__", Var(unknown=Unknown(reason, span), site=span))
+        st.vars.setdefault(UNSOURCED, Var(unknown=Unknown(reason, span), site=span))
 
     def check_flag_as_command(self, node, name_node, first, ctx):
         if first is None or not first.startswith("--") or len(first) < 3:
@@ -1374,7 +1272,7 @@ class Evaluator:
         if eq.type != "=" or name_node.type != "variable_name" or value_node.type not in ("word", "number"):
             return None
         raw = value_node.text
-        if _NOT_PLAIN.search(raw):
+        if NOT_PLAIN.search(raw):
             return None
         name = name_node.text.decode()
         old = self._get(st, name)
@@ -1425,7 +1323,7 @@ class Evaluator:
             if operand.type not in ("word", "number"):
                 return None
             op_raw = operand.text
-            if len(op_raw) > _PLAIN_MAX or _NOT_PLAIN.search(op_raw):
+            if len(op_raw) > _PLAIN_MAX or NOT_PLAIN.search(op_raw):
                 return None
         elif len(parts) == 4:
             operand = None
@@ -1436,27 +1334,27 @@ class Evaluator:
             return None
         ps = ctx.ps
         inner = target.text.decode()
-        if inner.startswith("__megalint_unknown_"):
+        if inner.startswith(UNKNOWN_PREFIX):
             return None
         var = self._get(st, inner)
         assumed = None
         if var is None:
             # Not set here: empty if the script sets it elsewhere, else an input with a default.
             if not self.is_internal(inner, ctx, span):
-                self._get(st, "__megalint_unsourced__")
+                self._get(st, UNSOURCED)
                 assumed = f"the default in `{ps.text(node).strip()}` (the environment may set {inner})"
             use_default = True
         elif var.unknown is not None or var.array is not None:
             return None
         else:
             segs = var.scalar or ()
-            use_default = op == ":-" and _text(segs) == ""
+            use_default = op == ":-" and scalar_text(segs) == ""
         if use_default:
             if operand is None:
                 return ()
             a = ps.source.char_offset(operand.start_byte)
             return (Segment(op_raw.decode(), span, (ps.source.span(a, a + len(op_raw)),), None, (), assumed),)
-        if _oversized(segs):
+        if oversized(segs):
             return None
         return tuple(
             Segment(
@@ -1483,8 +1381,8 @@ class Evaluator:
     def _string_value(self, value_node, st, ctx) -> tuple | None:
         """`"…"` as a whole value: its segments, placed as resite places a lone expansion."""
         out = self._string_segments(value_node, st, ctx)
-        if out is not None and _is_whole_expansion(value_node):
-            return self.resite(out, ctx.ps.span(value_node))
+        if out is not None and is_whole_expansion(value_node):
+            return resite(out, ctx.ps.span(value_node))
         return out
 
     def _string_segments(self, value_node, st, ctx) -> tuple | None:
@@ -1504,7 +1402,7 @@ class Evaluator:
                 continue
             if t != "simple_expansion" and t != "expansion":
                 return None
-            cstart = _eff_start(c, data)
+            cstart = effective_start(c, data)
             if cstart > pos:
                 parts.append((pos, cstart))
             parts.append((c, cstart))
@@ -1534,14 +1432,14 @@ class Evaluator:
             if got is None:
                 return None
             out.extend(got)
-        if _oversized(out):
+        if oversized(out):
             return None
         return tuple(out)
 
     def _ref_value(self, node, st, ctx) -> tuple | None:
         """`$X`, `${X}`, `$1` or `${X:-word}` as the whole value."""
         out = self._ref_segments(node, node.start_byte, st, ctx)
-        return None if out is None or _oversized(out) else tuple(out)
+        return None if out is None or oversized(out) else tuple(out)
 
     def _ref_segments(self, node, start, st, ctx) -> list | None:
         """The expansion `node` (written from byte `start`: inside "…" its node may begin with
@@ -1586,7 +1484,7 @@ class Evaluator:
             idx_node = name_node.child_by_field_name("index")
             base = name_node.child_by_field_name("name")
             name = ctx.ps.text(base) if base is not None else ctx.ps.text(name_node)
-            index = _text(self.expand_scalar(idx_node, st, ctx)) if idx_node is not None else None
+            index = scalar_text(self.expand_scalar(idx_node, st, ctx)) if idx_node is not None else None
         else:
             name = ctx.ps.text(name_node)
         span = ctx.ps.span(node)
@@ -1619,14 +1517,14 @@ class Evaluator:
                     site=span,
                 )
                 return name
-            start = _next_index(base_arr)
+            start = next_index(base_arr)
             for i, w in enumerate(elements):
                 base_arr[str(start + i)] = w.segments
             st.vars[name] = Var(array=base_arr, exported=exported, site=span)
             return name
         segs = self.expand_scalar(value_node, st, ctx) if value_node is not None else ()
         if value_node is not None:
-            segs = self.resite(segs, ctx.ps.span(value_node)) if _is_whole_expansion(value_node) else segs
+            segs = resite(segs, ctx.ps.span(value_node)) if is_whole_expansion(value_node) else segs
         if index is not None or (old is not None and old.array is not None and not append):
             arr = dict(old.array) if old is not None and old.array is not None else {}
             key = index if index is not None else "0"
@@ -1639,8 +1537,8 @@ class Evaluator:
                 return name
             if append and key in arr:
                 arr[key] = tuple(arr[key]) + tuple(segs)
-                if _oversized(arr[key]):
-                    arr[key] = (Segment(None, span, (), _too_long(span)),)
+                if oversized(arr[key]):
+                    arr[key] = (Segment(None, span, (), too_long(span)),)
             else:
                 arr[key] = segs
             if len(arr) > MAX_ARRAY:
@@ -1659,22 +1557,15 @@ class Evaluator:
                 st.vars[name] = Var(unknown=old.unknown, exported=exported, site=span)
                 return name
             elif old.array is not None:
-                old_segs = _array_values(old.array)[0] if old.array else ()
+                old_segs = array_values(old.array)[0] if old.array else ()
             else:
                 old_segs = old.scalar or ()
             segs = tuple(old_segs) + tuple(segs)
-            if _oversized(segs):
-                st.vars[name] = Var(unknown=_too_long(span), exported=exported, site=span)
+            if oversized(segs):
+                st.vars[name] = Var(unknown=too_long(span), exported=exported, site=span)
                 return name
         st.vars[name] = Var(scalar=tuple(segs), exported=exported, site=span)
         return name
-
-    def resite(self, segs, span: Span):
-        out = []
-        for s in segs:
-            origin = ((s.site,) if s.site is not None and s.site != span else ()) + s.origin
-            out.append(Segment(s.text, span, origin, s.unknown, s.via, s.assumed))
-        return tuple(out)
 
     def arith_statement(self, node, st, ctx, text):
         try:
@@ -1700,7 +1591,7 @@ class Evaluator:
             return None if v is None else not v
         if t == "command":
             name = node.child_by_field_name("name")
-            nm = self._plain(name) if name is not None else None
+            nm = plain_name(name) if name is not None else None
             if nm in ("true", ":"):
                 return True
             if nm == "false":
@@ -1752,7 +1643,7 @@ class Evaluator:
             if op == "!":
                 v = self.test_expr(operand, st, ctx, depth + 1) if operand is not None else None
                 return None if v is None else not v
-            val = _text(self.expand_scalar(operand, st, ctx)) if operand is not None else ""
+            val = scalar_text(self.expand_scalar(operand, st, ctx)) if operand is not None else ""
             if op == "-z":
                 return None if val is None else val == ""
             if op == "-n":
@@ -1779,12 +1670,12 @@ class Evaluator:
                 if a is True or b is True:
                     return True
                 return False if a is False and b is False else None
-            lv = _text(self.expand_scalar(left, st, ctx)) if left is not None else None
-            pattern = op in ("==", "=", "!=") and node.parent is not None and _in_double_bracket(node)
-            rv = _text(self.expand_scalar(right, st, ctx, pattern=pattern)) if right is not None else None
+            lv = scalar_text(self.expand_scalar(left, st, ctx)) if left is not None else None
+            pattern = op in ("==", "=", "!=") and node.parent is not None and in_double_bracket(node)
+            rv = scalar_text(self.expand_scalar(right, st, ctx, pattern=pattern)) if right is not None else None
             return _compare(op, lv, rv, pattern)
         if t in ("word", "string", "simple_expansion", "expansion", "concatenation", "raw_string", "number"):
-            v = _text(self.expand_scalar(node, st, ctx))
+            v = scalar_text(self.expand_scalar(node, st, ctx))
             return None if v is None else v != ""
         return None
 
@@ -1815,9 +1706,9 @@ class Evaluator:
                     origin = ((seg.site,) if seg.site is not None else ()) + seg.origin
                     seg = Segment(seg.text, eid.span, origin, seg.unknown, seg.via, seg.assumed)
                 out.append(seg)
-        if _oversized(out):
+        if oversized(out):
             span = ctx.ps.span(node)
-            return (Segment(None, span, (), _too_long(span)),)
+            return (Segment(None, span, (), too_long(span)),)
         return tuple(out)
 
     def expand_word(self, node, st, ctx) -> list[Word]:
@@ -1861,7 +1752,7 @@ class Evaluator:
         """A word with nothing to expand, escape or split (`--num-layers`, `pretrain_gpt.py`):
         itself, where it is written. What the general path gives, without building pieces."""
         raw = node.text
-        if len(raw) > _PLAIN_MAX or _NOT_PLAIN.search(raw):
+        if len(raw) > _PLAIN_MAX or NOT_PLAIN.search(raw):
             return None
         source = ps.source
         a = source.char_offset(node.start_byte)
@@ -1948,13 +1839,13 @@ class Evaluator:
 
     def split(self, pieces, node=None, ctx=None) -> list[Word]:
         words = self._split(pieces)
-        if len(words) > MAX_FIELDS or any(_oversized(w.segments) for w in words):
+        if len(words) > MAX_FIELDS or any(oversized(w.segments) for w in words):
             span = ctx.ps.span(node) if node is not None else None
             if len(words) > MAX_FIELDS:
                 return [
                     Word((), Unknown(f"more than {MAX_FIELDS} words from one expansion (too long to follow)", span))
                 ]
-            return [Word((Segment(None, span, (), _too_long(span)),)) if _oversized(w.segments) else w for w in words]
+            return [Word((Segment(None, span, (), too_long(span)),)) if oversized(w.segments) else w for w in words]
         return words
 
     def _split(self, pieces) -> list[Word]:
@@ -2224,7 +2115,7 @@ class Evaluator:
                 continue
             if not c.is_named:
                 continue
-            cstart = _eff_start(c, data)
+            cstart = effective_start(c, data)
             if cstart > pos:
                 out.extend(self.dq_literal(data, pos, cstart, ps, eid))
             out.extend(self.pieces(c, st, ctx, True, eid))
@@ -2276,20 +2167,20 @@ class Evaluator:
             if i - 1 < len(positional):
                 return positional[i - 1], None, True
             return (), None, False
-        if name.startswith("__megalint_unknown_") and name in self.unknown_tokens:
+        if name.startswith(UNKNOWN_PREFIX) and name in self.unknown_tokens:
             return None, self.unknown_tokens[name], True
         var = self._get(st, name)
         if var is None and self.is_internal(name, ctx, span):
             return (), None, False
         if var is None:
-            unsourced = self._get(st, "__megalint_unsourced__")
+            unsourced = self._get(st, UNSOURCED)
             if unsourced is not None:
                 return None, Unknown(f"${name} may be set by {unsourced.unknown.reason}", span), False
             return None, self.env_unknown(name, span), False
         if var.unknown is not None:
             return None, var.unknown, True
         if var.array is not None:
-            vals = _array_values(var.array, only_zero=True)
+            vals = array_values(var.array, only_zero=True)
             return (vals[0] if vals else ()), None, True
         return (var.scalar or ()), None, True
 
@@ -2306,7 +2197,7 @@ class Evaluator:
         return first is not None and span is not None and span.path == path and first < span.start
 
     def nspan(self, node, ctx) -> Span:
-        return ctx.ps.source.span_bytes(_eff_start(node, ctx.ps.parse_text), node.end_byte)
+        return ctx.ps.source.span_bytes(effective_start(node, ctx.ps.parse_text), node.end_byte)
 
     def simple_expansion(self, node, st, ctx, quoted, eid):
         ps = ctx.ps
@@ -2372,7 +2263,7 @@ class Evaluator:
             if idx_text in ("@", "*"):
                 is_array_all = idx_text
             else:
-                index = _text(self.expand_scalar(idx, st, ctx))
+                index = scalar_text(self.expand_scalar(idx, st, ctx))
                 ivar = self._get(st, name) if index is not None else None
                 if ivar is not None and ivar.array is not None and not index.lstrip("-").isdigit():
                     pass
@@ -2388,7 +2279,7 @@ class Evaluator:
         my_eid = eid or Expansion(span, bool(is_array_all and quoted))
         if indirect:
             segs, unknown, _ = self.var_scalar(name, st, ctx, span)
-            ref = _text(segs) if unknown is None else None
+            ref = scalar_text(segs) if unknown is None else None
             if ref is None or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", ref):
                 return [SegmentPiece(Segment.unknown_at(f"indirect expansion `{ps.text(node)}`", span), False, my_eid)]
             name = ref
@@ -2410,7 +2301,7 @@ class Evaluator:
         var = self._get(st, name)
         if is_array_all:
             if var is not None and var.array is not None:
-                elements = _array_values(var.array)
+                elements = array_values(var.array)
             elif var is not None and var.unknown is not None:
                 if length:
                     return [SegmentPiece(Segment(None, span, (), var.unknown), False, my_eid)]
@@ -2464,10 +2355,10 @@ class Evaluator:
         if length:
             if unknown is not None:
                 return [SegmentPiece(Segment(None, span, (), unknown), False, my_eid)]
-            t = _text(segs)
+            t = scalar_text(segs)
             if t is None:
                 return [SegmentPiece(Segment.unknown_at(f"the length of `{name}`", span), False, my_eid)]
-            return [SegmentPiece(Segment(str(len(t)), span, _origins(segs)), False, my_eid)]
+            return [SegmentPiece(Segment(str(len(t)), span, origins_of(segs)), False, my_eid)]
         if not rest:
             if unknown is not None:
                 return [SegmentPiece(Segment(None, span, (), unknown), False, my_eid)]
@@ -2486,7 +2377,7 @@ class Evaluator:
         if base in ("-", "=", "+", "?"):
             # The script never set it (an input from the environment or an argument): bash would
             # use the default when it is unset in the environment, which is the script's intent.
-            empty = (unknown is None and _text(segs) == "") if colon else False
+            empty = (unknown is None and scalar_text(segs) == "") if colon else False
             use_default = (not is_set) or empty
             if unknown is not None and is_set:
                 return [SegmentPiece(Segment(None, span, (), unknown), False, eid)]
@@ -2528,8 +2419,8 @@ class Evaluator:
             return result
         if unknown is not None:
             return [SegmentPiece(Segment(None, span, (), unknown), False, eid)]
-        value = _text(segs)
-        origin = _origins(segs)
+        value = scalar_text(segs)
+        origin = origins_of(segs)
         if value is None:
             bad = next((s.unknown for s in segs if s.text is None), None)
             return [SegmentPiece(Segment(None, span, origin, bad or Unknown("unknown value", span)), False, eid)]
@@ -2542,7 +2433,7 @@ class Evaluator:
             pat = self.operand_text(operands, st, ctx)
             if pat is None:
                 return [SegmentPiece(Segment.unknown_at(f"the pattern of `{ps.text(node)}`", span), False, eid)]
-            got = _strip_pattern(value, pat, op)
+            got = strip_pattern(value, pat, op)
             if got is None:
                 return [
                     SegmentPiece(
@@ -2563,7 +2454,7 @@ class Evaluator:
             rep = self.operand_text(rep_nodes, st, ctx) if rep_nodes else ""
             if pat is None or rep is None:
                 return [SegmentPiece(Segment.unknown_at(f"the pattern of `{ps.text(node)}`", span), False, eid)]
-            got = _replace_pattern(value, pat, rep, op)
+            got = replace_pattern(value, pat, rep, op)
             if got is None or len(got) > MAX_VALUE_CHARS:
                 return [
                     SegmentPiece(
@@ -2666,7 +2557,7 @@ class Evaluator:
                         origins.extend(s.origin)
                         if assumed is not None and s.assumed:
                             assumed.append(s.assumed)
-                val = _text(segs)
+                val = scalar_text(segs)
                 if val is None:
                     bad = next((s.unknown for s in segs if s.text is None), None)
                     raise arith.ArithUnknown(bad.reason if bad else f"${cur} is not known")
@@ -2712,7 +2603,7 @@ class Evaluator:
             string_node = string_node.named_children[0] if string_node.named_children else None
         if string_node is None:
             raise arith.ArithUnknown(f"`{text}` could not be read")
-        pieces = self.pieces(string_node, st, _Ctx(sub, ctx.wrappers, ctx.depth), True, None)
+        pieces = self.pieces(string_node, st, Frame(sub, ctx.wrappers, ctx.depth), True, None)
         out: list = []
         _arith_texts([p.segment for p in pieces if isinstance(p, SegmentPiece)], origins, assumed, out)
         return "".join(out)
@@ -2727,7 +2618,7 @@ class Evaluator:
         pos = 0
         for m in _ARITH_REF.finditer(text):
             name = m.group(1) or m.group(2)
-            if name is None or name.startswith("__megalint_unknown_"):
+            if name is None or name.startswith(UNKNOWN_PREFIX):
                 return None  # `$` not followed by a plain name: the general path knows
             var = self._get(st, name)
             if var is None or var.unknown is not None or var.array is not None:
@@ -2789,18 +2680,6 @@ class Evaluator:
         for c in node.named_children:
             if c.type == "command":
                 return c
-        return None
-
-    # ------------------------------------------------------------------ helpers
-    def _plain(self, node) -> str | None:
-        if node is None:
-            return None
-        t = node.type
-        if t == "command_name":
-            kids = node.named_children
-            return self._plain(kids[0]) if kids else None
-        if t == "word":
-            return node.text.decode("utf-8", "replace") if node.text is not None else None
         return None
 
 
@@ -2912,76 +2791,6 @@ class _MappedSource:
 # ---------------------------------------------------------------------- small pure helpers
 
 
-def _same_path(a: State, b: State) -> bool:
-    return (
-        a.stopped == b.stopped
-        and a.in_loop == b.in_loop
-        and a.positional is b.positional
-        and a.breaking == b.breaking
-        and a.returning == b.returning
-        and a.vars == b.vars
-        and a.commands == b.commands
-        and a.funcs == b.funcs
-    )
-
-
-def _collapse(states: list) -> list:
-    """Paths that ended up alike (same variables, same commands run) are one path: the
-    test that split them changed nothing that is tracked."""
-    out: list = []
-    for s in states:
-        for o in out:
-            if _same_path(o, s):
-                if o.cond != s.cond:
-                    o.cond = tuple(c for c in o.cond if c in s.cond)
-                if o.taken != s.taken:
-                    o.taken = {k: v for k, v in o.taken.items() if s.taken.get(k) == v}
-                break
-        else:
-            out.append(s)
-    return out
-
-
-def _effects_only(parent: State, results: list) -> list:
-    """The parent's state after child shells ran: their commands and the branches they took
-    count, the variables they set do not (a subshell, a pipeline part, `bash -c`, a here-document)."""
-    out = []
-    for r in results:
-        keep = parent.fork()
-        keep.cond = r.cond
-        keep.commands = r.commands
-        out.append(keep)
-    return out or [parent]
-
-
-def _eff_start(node, data: bytes) -> int:
-    """tree-sitter-bash lets an expansion that follows another inside "…" start with the blank
-    between them (`"$A $B"`): the blank is literal text, not part of `$B`."""
-    pos = node.start_byte
-    while pos < node.end_byte and data[pos : pos + 1] in (b" ", b"\t", b"\n"):
-        pos += 1
-    return pos
-
-
-def _difference(a: State, b: State) -> int:
-    va, vb = a.vars, b.vars
-    if va is vb:
-        return 0
-    n = 0
-    extra = len(va) != len(vb)
-    for k, v in vb.items():
-        w = va.get(k, _MISS)
-        if w is not v:
-            if w is _MISS:
-                extra = True
-                n += 1
-            elif w != v:
-                n += 1
-    if extra:
-        n += sum(1 for k in va if k not in vb)
-    return n
-
-
 def _arith_texts(segs, origins, assumed, out: list) -> None:
     """The texts of the segments an expansion gives inside `$(( ))`, with where they came from;
     an unknown one makes the expression unknown."""
@@ -2993,142 +2802,6 @@ def _arith_texts(segs, origins, assumed, out: list) -> None:
         if assumed is not None and seg.assumed:
             assumed.append(seg.assumed)
         out.append(seg.text)
-
-
-def _text(segs) -> str | None:
-    if segs is None:
-        return None
-    parts = []
-    for s in segs:
-        if s.text is None:
-            return None
-        parts.append(s.text)
-    return "".join(parts)
-
-
-def _origins(segs) -> tuple:
-    out = []
-    for s in segs:
-        if s.site is not None:
-            out.append(s.site)
-        out.extend(s.origin)
-    return tuple(out)
-
-
-def _array_values(arr: dict, only_zero=False):
-    if only_zero:
-        return [arr["0"]] if "0" in arr else []
-    try:
-        keys = sorted(arr, key=lambda k: int(k))
-    except ValueError:
-        keys = list(arr)
-    return [arr[k] for k in keys]
-
-
-def _next_index(arr: dict) -> int:
-    ints = [int(k) for k in arr if k.lstrip("-").isdigit()]
-    return max(ints) + 1 if ints else 0
-
-
-def _is_whole_expansion(node) -> bool:
-    return node.type in ("simple_expansion", "expansion", "arithmetic_expansion", "command_substitution") or (
-        node.type == "string"
-        and len([c for c in node.named_children]) == 1
-        and node.named_children[0].type in ("simple_expansion", "expansion", "arithmetic_expansion")
-        and node.named_children[0].start_byte == node.start_byte + 1
-        and node.named_children[0].end_byte == node.end_byte - 1
-    )
-
-
-def _in_double_bracket(node) -> bool:
-    p = node.parent
-    while p is not None:
-        if p.type == "test_command":
-            first = p.child(0)
-            return first is not None and first.type == "[["
-        p = p.parent
-    return False
-
-
-def _glob_to_regex(pat: str) -> str:
-    return fnmatch.translate(pat)
-
-
-def _glob_match(pat: str, text: str) -> bool:
-    return re.match(_glob_to_regex(pat), text, re.S) is not None
-
-
-_GLOB_CHARS = re.compile(r"[*?\[\\]")
-
-
-def _strip_pattern(value: str, pat: str, op: str) -> str | None:
-    if not _GLOB_CHARS.search(pat):
-        if op in ("#", "##"):
-            return value[len(pat) :] if value.startswith(pat) else value
-        return value[: len(value) - len(pat)] if pat and value.endswith(pat) else value
-    if len(value) > MAX_PATTERN_SUBJECT:
-        return None
-    rx = re.compile(_glob_to_regex(pat), re.S)
-    n = len(value)
-    if op in ("#", "##"):
-        rng = range(0, n + 1) if op == "#" else range(n, -1, -1)
-        for i in rng:
-            if rx.match(value[:i]):
-                return value[i:]
-        return value
-    rng = range(n, -1, -1) if op == "%" else range(0, n + 1)
-    for i in rng:
-        if rx.match(value[i:]):
-            return value[:i]
-    return value
-
-
-def _replace_pattern(value: str, pat: str, rep: str, op: str) -> str | None:
-    if not _GLOB_CHARS.search(pat):
-        if not pat:
-            return value
-        if op == "/#":
-            return rep + value[len(pat) :] if value.startswith(pat) else value
-        if op == "/%":
-            return value[: len(value) - len(pat)] + rep if value.endswith(pat) else value
-        if op == "//" and len(value) // len(pat) * max(len(rep), 1) > MAX_VALUE_CHARS:
-            return None
-        return value.replace(pat, rep, 1 if op == "/" else -1)
-    if len(value) > MAX_PATTERN_REPLACE:
-        return None
-    rx = re.compile(_glob_to_regex(pat), re.S)
-    n = len(value)
-    if op == "/#":
-        for j in range(n, -1, -1):
-            if rx.match(value[:j]):
-                return rep + value[j:]
-        return value
-    if op == "/%":
-        for i in range(0, n + 1):
-            if rx.match(value[i:]):
-                return value[:i] + rep
-        return value
-    out = []
-    i = 0
-    replaced = False
-    while i <= n:
-        if replaced and op == "/":
-            out.append(value[i:])
-            break
-        hit = None
-        for j in range(n, i, -1):
-            if rx.match(value[i:j]):
-                hit = j
-                break
-        if hit is not None:
-            out.append(rep)
-            i = hit
-            replaced = True
-            continue
-        if i < n:
-            out.append(value[i])
-        i += 1
-    return "".join(out)
 
 
 def _split_top(text: str, sep: str) -> list[str]:
@@ -3161,9 +2834,9 @@ def _compare(op, lv, rv, pattern) -> bool | None:
     if lv is None or rv is None:
         return None
     if op in ("=", "=="):
-        return _glob_match(rv, lv) if pattern else lv == rv
+        return glob_match(rv, lv) if pattern else lv == rv
     if op == "!=":
-        return (not _glob_match(rv, lv)) if pattern else lv != rv
+        return (not glob_match(rv, lv)) if pattern else lv != rv
     if op in ("-eq", "-ne", "-lt", "-le", "-gt", "-ge"):
         if not (_INT.fullmatch(lv) and _INT.fullmatch(rv)):
             return None
@@ -3215,45 +2888,6 @@ def _test_words(words: list) -> bool | None:
     return None
 
 
-def _assign_scalar(st: State, name: str, segs, span):
-    old = st.vars.get(name)
-    st.vars[name] = Var(scalar=tuple(segs), exported=bool(old and old.exported), site=span)
-
-
-_ASSIGNED_QUERY = """
-(variable_assignment name: (_) @assign)
-(for_statement variable: (_) @for)
-(compound_statement) @arith
-(c_style_for_statement) @arith
-(arithmetic_expansion) @arith
-(command name: (command_name) @name (#any-of? @name "read" "let" "readarray" "mapfile" "getopts")) @reader
-"""
-
-
-def _assigned_names(node, ps, acc: set):
-    found = find_nodes(node, _ASSIGNED_QUERY)
-    for nm in found.get("assign", ()):
-        if nm.type == "subscript":
-            nm = nm.child_by_field_name("name") or nm
-        acc.add(ps.text(nm))
-    for v in found.get("for", ()):
-        acc.add(ps.text(v))
-    for n in found.get("arith", ()):
-        txt = ps.text(n)
-        if "((" in txt:
-            for m in re.finditer(
-                r"([A-Za-z_][A-Za-z0-9_]*)\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|([A-Za-z_][A-Za-z0-9_]*)\s*(?:\+\+|--)|(?:\+\+|--)\s*([A-Za-z_][A-Za-z0-9_]*)",
-                txt,
-            ):
-                acc.add(m.group(1) or m.group(2) or m.group(3))
-    for n in found.get("reader", ()):
-        for c in n.named_children[1:]:
-            w = ps.text(c)
-            m = re.match(r"([A-Za-z_][A-Za-z0-9_]*)", w)
-            if m and not w.startswith("-"):
-                acc.add(m.group(1))
-
-
 class _FirstAssignments:
     """name -> the character offset from which the script has set it (its first assignment's
     end, or the start of the first loop over it). Worked out per name on first ask: a script
@@ -3288,27 +2922,6 @@ class _FirstAssignments:
         return first
 
 
-def _local_names(body, ps, acc: set):
-    stack = [body]
-    while stack:
-        n = stack.pop()
-        if (
-            n.type == "declaration_command"
-            and n.child(0) is not None
-            and n.child(0).type in ("local", "declare", "typeset")
-        ):
-            for c in n.named_children:
-                if c.type == "variable_assignment":
-                    nm = c.child_by_field_name("name")
-                    if nm is not None:
-                        acc.add(ps.text(nm))
-                elif c.type in ("variable_name", "word") and not ps.text(c).startswith("-"):
-                    acc.add(ps.text(c))
-        if n.type == "function_definition" and n is not body:
-            continue
-        stack.extend(n.children)
-
-
 def facts_from_states(ev: Evaluator, ps: ParsedScript, states: list[State], headers, findings, comments) -> ScriptFacts:
     paths = []
     for s in states:
@@ -3318,7 +2931,7 @@ def facts_from_states(ev: Evaluator, ps: ParsedScript, states: list[State], head
                 continue
             arr = None
             if var.array is not None:
-                arr = tuple(Word(tuple(v)) for v in _array_values(var.array))
+                arr = tuple(Word(tuple(v)) for v in array_values(var.array))
             variables[name] = VariableFact(
                 name, None if var.unknown else ev.var_word(var, name), var.unknown, var.exported, arr
             )

@@ -3,6 +3,7 @@ frame being read, and the limits that keep any script's evaluation small."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import tree_sitter
@@ -99,3 +100,72 @@ class Frame:
     ps: ParsedScript
     wrappers: tuple[tuple[Word, ...], ...] = ()
     depth: int = 0
+
+
+def scalar_text(segs: Sequence[Segment] | None) -> str | None:
+    """The text of a value, or None when any part of it is unknown."""
+    if segs is None:
+        return None
+    parts = []
+    for s in segs:
+        if s.text is None:
+            return None
+        parts.append(s.text)
+    return "".join(parts)
+
+
+def origins_of(segs: Sequence[Segment]) -> tuple[Span, ...]:
+    """Where every part of a value was written, and where it came from before that."""
+    out: list[Span] = []
+    for s in segs:
+        if s.site is not None:
+            out.append(s.site)
+        out.extend(s.origin)
+    return tuple(out)
+
+
+def array_values(arr: dict[str, Scalar], only_zero: bool = False) -> list[Scalar]:
+    """An array's elements in index order (`${A[@]}`), or only element 0 (`$A`)."""
+    if only_zero:
+        return [arr["0"]] if "0" in arr else []
+    try:
+        keys = sorted(arr, key=lambda k: int(k))
+    except ValueError:
+        keys = list(arr)
+    return [arr[k] for k in keys]
+
+
+def next_index(arr: dict[str, Scalar]) -> int:
+    ints = [int(k) for k in arr if k.lstrip("-").isdigit()]
+    return max(ints) + 1 if ints else 0
+
+
+def too_long(span: Span | None) -> Unknown:
+    return Unknown(
+        f"the value is too long to follow (over {MAX_VALUE_CHARS} characters or {MAX_VALUE_SEGMENTS} pieces)", span
+    )
+
+
+def oversized(segs: Sequence[Segment]) -> bool:
+    if len(segs) > MAX_VALUE_SEGMENTS:
+        return True
+    total = 0
+    for seg in segs:
+        if seg.text is not None:
+            total += len(seg.text)
+    return total > MAX_VALUE_CHARS
+
+
+def assign_scalar(st: State, name: str, segs: Sequence[Segment], span: Span | None) -> None:
+    """Set a scalar, keeping whether the variable is exported."""
+    old = st.vars.get(name)
+    st.vars[name] = Var(scalar=tuple(segs), exported=bool(old and old.exported), site=span)
+
+
+def resite(segs: Sequence[Segment], span: Span) -> Scalar:
+    """A value shown where it is written (`X=$Y`: at `$Y`), each part remembering where it came from."""
+    out = []
+    for s in segs:
+        origin = ((s.site,) if s.site is not None and s.site != span else ()) + s.origin
+        out.append(Segment(s.text, span, origin, s.unknown, s.via, s.assumed))
+    return tuple(out)
