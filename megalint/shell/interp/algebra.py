@@ -16,7 +16,7 @@ from megalint.shell.values import Unknown
 from megalint.source import Span
 
 if TYPE_CHECKING:
-    from megalint.shell.evaluate import Evaluator
+    from megalint.shell.interp.core import Evaluator
 
 _MISS = Var()  # a value no path holds: compared by identity
 
