@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+# Headers are read by the shell stage, which runs first; the launch model takes them from there.
+from megalint.shell.headers import SchedulerHeader as SchedulerHeader
 from megalint.shell.values import Unknown, Word
 from megalint.source import Span
 
@@ -35,16 +37,6 @@ class Quantity:
             "unknown": None if self.unknown is None else self.unknown.reason,
             "at": [str(w.span) for w in self.words if w.span is not None],
         }
-
-
-@dataclass(frozen=True)
-class SchedulerHeader:
-    """One `#SBATCH`/`#PBS` option written as a literal comment line."""
-
-    scheduler: str  # "slurm" or "pbs"
-    key: str  # "--nodes", "--gres", "-l select" ...
-    value: str
-    span: Span  # the value's span
 
 
 @dataclass

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 
-from megalint.shell.evaluate import Evaluator, facts_from_states
 from megalint.shell.facts import ScriptFacts
 from megalint.shell.hazards import find_hazards
 from megalint.shell.headers import implied_environment, read_headers
+from megalint.shell.interp import facts_from_states, interpret
 from megalint.shell.parse import ParsedScript, parse_file, parse_text
 
 
@@ -19,14 +19,14 @@ def analyze_parsed(
     skip_unread: bool = True,
 ) -> ScriptFacts:
     headers = read_headers(ps.source)
-    ev = Evaluator(
+    ev, states = interpret(
+        ps,
         root_dir=root_dir or os.path.dirname(os.path.abspath(ps.source.path)),
         assume=assume,
         follow_outside_root=follow_outside_root,
         skip_unread=skip_unread,
         header_env={k: v for k, v in implied_environment(headers).items() if k not in (assume or {})},
     )
-    states = ev.run(ps)
     findings = find_hazards(ps) + ev.findings
     findings.sort(key=lambda f: (f.span.path, f.span.start))
     comments = _comments(ps)

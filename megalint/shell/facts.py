@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 
-from megalint.launch.model import SchedulerHeader
+from megalint.shell.headers import SchedulerHeader
 from megalint.shell.values import Unknown, Word
 from megalint.source import SourceFile, Span
 
@@ -23,11 +24,28 @@ class CommandRecord:
     headers: tuple = ()  # the `#SBATCH` lines of an `sbatch <<EOF` script it runs in
 
 
+class ShellFindingKind(str, Enum):
+    """The kinds of problem the shell stage reports; each has a rule in rules/shell that reads
+    findings of its kind from the rule context (`shell[].kind`), which holds these values."""
+
+    PARSE_ERROR = "parse-error"
+    UNFILLED_PLACEHOLDER = "unfilled-placeholder"
+    BACKSLASH_AT_EOF = "backslash-at-eof"
+    BACKSLASH_TRAILING_BLANK = "backslash-trailing-blank"
+    SHIFT_MISMATCH = "shift-mismatch"
+    FLAG_RUN_AS_COMMAND = "flag-run-as-command"
+    STRAY_BACKSLASH_IN_STRING = "stray-backslash-in-string"
+    ARITHMETIC_ERROR = "arithmetic-error"
+
+    def __str__(self) -> str:
+        return self.value
+
+
 @dataclass
 class ShellFinding:
     """A problem found at the shell level, before any Megatron knowledge."""
 
-    kind: str  # parse-error, flag-run-as-command, backslash-trailing-blank, ...
+    kind: ShellFindingKind
     span: Span
     message: str
     data: dict = field(default_factory=dict)
@@ -53,6 +71,31 @@ class PathFacts:
     variables: dict[str, VariableFact]
 
 
+class UnreadReason(str, Enum):
+    """Why a `source`d file was not read."""
+
+    UNKNOWN_PATH = "unknown-path"  # its path is not known statically
+    NOT_FOUND = "not-found"
+    OUTSIDE_ROOT = "outside-root"  # outside the linted tree, and following it was not asked for
+    CYCLE = "cycle"  # it is being sourced already: its variables are read there
+    TOO_DEEP = "too-deep"  # sourced files nested past the limit (MAX_SOURCE_DEPTH)
+    TOO_LARGE = "too-large"  # larger than a launch script can be (MAX_SOURCE_BYTES)
+    UNREADABLE = "unreadable"  # it could not be read, or is not a shell script (binary, not UTF-8)
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class UnreadSource:
+    """A `source`/`.` whose file the evaluator did not read there."""
+
+    span: Span  # the `source` command
+    path: str  # the path as the script gives it (`…` for the parts not known statically)
+    reason: UnreadReason
+    note: str  # the sentence among ScriptFacts.notes that reports it
+
+
 @dataclass
 class ScriptFacts:
     path: str
@@ -63,3 +106,4 @@ class ScriptFacts:
     comments: list[tuple[str, Span]]  # every comment of the main script, for hardware hints
     sourced: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    unread_sources: list[UnreadSource] = field(default_factory=list)  # each also reported in notes

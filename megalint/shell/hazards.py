@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from megalint.shell.facts import ShellFinding
+from megalint.shell.facts import ShellFinding, ShellFindingKind
 from megalint.shell.parse import ParsedScript
 
 _SKIP_CONTEXT = {
@@ -32,7 +32,7 @@ def find_hazards(ps: ParsedScript) -> list[ShellFinding]:
         text = ps.source.text[ph.start : ph.end]
         out.append(
             ShellFinding(
-                "unfilled-placeholder",
+                ShellFindingKind.UNFILLED_PLACEHOLDER,
                 ph,
                 f"`{text}` is an unfilled template placeholder: bash reads `<` as a redirection "
                 "and the value stays empty",
@@ -42,7 +42,7 @@ def find_hazards(ps: ParsedScript) -> list[ShellFinding]:
     if ps.ends_with_continuation is not None:
         out.append(
             ShellFinding(
-                "backslash-at-eof",
+                ShellFindingKind.BACKSLASH_AT_EOF,
                 ps.ends_with_continuation,
                 "the file ends with a continuation `\\`: harmless to bash, but a line added "
                 "below it later would silently join the command",
@@ -81,7 +81,7 @@ def _trailing_blanks(ps: ParsedScript) -> list[ShellFinding]:
         span = ps.source.span(start, m.end(3))
         out.append(
             ShellFinding(
-                "backslash-trailing-blank",
+                ShellFindingKind.BACKSLASH_TRAILING_BLANK,
                 span,
                 "`\\` is followed by blanks, so it escapes a blank instead of continuing the line: "
                 "the next line runs as a separate command",
@@ -109,7 +109,7 @@ def _parse_errors(ps: ParsedScript) -> list[ShellFinding]:
             what = f"missing `{node.type}`" if node.is_missing else "a construct megalint cannot read"
             out.append(
                 ShellFinding(
-                    "parse-error",
+                    ShellFindingKind.PARSE_ERROR,
                     span,
                     f"{what} here; the rest of the file is still checked, but values set in this part are unknown",
                     {"missing": node.is_missing},
@@ -143,7 +143,7 @@ def _shift_mismatch(ps: ParsedScript) -> list[ShellFinding]:
                 pat = ps.text(item).split(")")[0].strip()
                 out.append(
                     ShellFinding(
-                        "shift-mismatch",
+                        ShellFindingKind.SHIFT_MISMATCH,
                         span,
                         f"the `{pat})` arm reads `$2` but shifts {shifts + after} time(s) in all: its value is "
                         "then parsed as the next option",

@@ -8,8 +8,8 @@ the node count of a SLURM script knowable.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
-from megalint.launch.model import SchedulerHeader
 from megalint.source import SourceFile, Span
 
 _SBATCH = re.compile(r"^#SBATCH\s+(.*)$")
@@ -24,6 +24,16 @@ _SHORT = {
     "-J": "--job-name",
     "-A": "--account",
 }
+
+
+@dataclass(frozen=True)
+class SchedulerHeader:
+    """One `#SBATCH`/`#PBS` option written as a literal comment line."""
+
+    scheduler: str  # "slurm" or "pbs"
+    key: str  # "--nodes", "--gres", "-l select" ...
+    value: str
+    span: Span  # the value's span
 
 
 def read_headers(source: SourceFile) -> list[SchedulerHeader]:

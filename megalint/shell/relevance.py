@@ -18,7 +18,7 @@ statement is skipped when both hold:
 
 Text the evaluator only meets while it runs (a sourced file, the string of an `eval` or
 `bash -c`, a here-document script) is checked then: when it names a variable a skipped statement
-assigns, the evaluation starts again with those names read (evaluate.NeedsReads). Code that reads
+assigns, the evaluation starts again with those names read (interp/core.py, NeedsReads). Code that reads
 variables by a name no text spells turns condition 2 off, so only statements that assign nothing
 are skipped: indirection `${!name}`, namerefs (`declare -n`), `set -a` (everything is exported).
 Commands recorded, their arguments and environment are the same with and without skipping;
@@ -32,7 +32,7 @@ from typing import NamedTuple
 
 from megalint.shell.parse import ParsedScript
 
-# Commands the evaluator neither records nor follows (evaluate._INERT ∩ _NOT_LAUNCH, plus the
+# Commands the evaluator neither records nor follows (interp/commands.py: _INERT ∩ _NOT_LAUNCH, plus the
 # path helpers and tests): running them changes nothing it tracks.
 SAFE_COMMANDS = frozenset(
     "echo mkdir rm cp mv ls cat sleep touch chmod ln tee sed awk grep head tail sort uniq wc tr cut "

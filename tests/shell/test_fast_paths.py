@@ -1,4 +1,4 @@
-"""The evaluator's fast paths (evaluate.FAST_PATHS) give exactly what the general code gives:
+"""The evaluator's fast paths (interp/fast_paths.py) give exactly what the general code gives:
 the same commands, words, segments with their sites and origins, environment, findings and
 variable values, compared with the fast paths on and off.
 
@@ -14,19 +14,19 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from megalint.shell import evaluate
 from megalint.shell.analyze import analyze_parsed
+from megalint.shell.interp import fast_paths
 from megalint.shell.parse import InputError, parse_text
 from tests.shell.observe import FIXTURES, ROOT, generator, seen, word, write_generated
 
 
 def _observe(path: str, text: str, fast: bool):
-    saved = evaluate.FAST_PATHS
-    evaluate.FAST_PATHS = fast
+    saved = fast_paths.ENABLED
+    fast_paths.ENABLED = fast
     try:
         facts = analyze_parsed(parse_text(path, text))
     finally:
-        evaluate.FAST_PATHS = saved
+        fast_paths.ENABLED = saved
     variables = set()
     for p in facts.paths:
         for name, v in p.variables.items():

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from megalint.shell.analyze import analyze_parsed
-from megalint.shell.evaluate import Evaluator
+from megalint.shell.interp import Evaluator
 from megalint.shell.parse import InputError, parse_text
 from megalint.shell.relevance import names_read, skippable
 from tests.shell.observe import FIXTURES, ROOT, generator, seen, write_generated

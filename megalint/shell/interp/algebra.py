@@ -1,0 +1,172 @@
+"""The algebra of paths: collapsing paths that ended up alike, merging paths when there are too
+many, keeping only the effects of a child shell, and forgetting what an undecided construct set.
+
+A script with undecided tests runs along several paths (one `State` each). Paths that differ in
+nothing tracked are one path; past MAX_STATES, the most alike are joined and what they disagree
+on becomes unknown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from megalint.shell.interp.state import MAX_STATES, Frame, Node, State, Var
+from megalint.shell.values import Unknown
+from megalint.source import Span
+
+if TYPE_CHECKING:
+    from megalint.shell.interp.core import Evaluator
+
+_MISS = Var()  # a value no path holds: compared by identity
+
+
+def limit(ev: Evaluator, states: list[State], node: Node, frame: Frame) -> list[State]:
+    """The paths after a statement: alike ones collapsed, at most MAX_STATES of them."""
+    if len(states) > 1:
+        states = collapse(states)
+    if len(states) <= MAX_STATES:
+        return states
+    live = [s for s in states if not s.stopped]
+    stopped = [s for s in states if s.stopped]
+    span = frame.ps.span(node)
+    ev.merged = True
+    # Join the two neighbouring paths that differ in the fewest variables (usually the
+    # last, least consequential fork) until few enough remain: what they disagree on
+    # becomes unknown, everything else stays known.
+    while len(live) > MAX_STATES:
+        excess = len(live) - MAX_STATES
+        ranked = sorted(range(len(live) - 1), key=lambda i: _difference(live[i], live[i + 1]))
+        chosen: set[int] = set()
+        for i in ranked:
+            if len(chosen) >= excess:
+                break
+            if i in chosen or i - 1 in chosen or i + 1 in chosen:
+                continue
+            chosen.add(i)
+        merged, i = [], 0
+        while i < len(live):
+            if i in chosen:
+                merged.append(merge(live[i : i + 2], span))
+                i += 2
+            else:
+                merged.append(live[i])
+                i += 1
+        live = merged
+    return stopped[:MAX_STATES] + live
+
+
+def merge(states: list[State], span: Span) -> State:
+    """One path standing for several: the variables they disagree on become unknown, and it
+    holds every command any of them ran."""
+    base = states[0].fork()
+    base.cond = tuple(c for c in base.cond if all(c in s.cond for s in states))
+    first_vars = states[0].vars
+    names = set()
+    for s in states[1:]:
+        other = s.vars
+        if other is first_vars:
+            continue
+        missing = len(other) != len(first_vars)
+        for name, v in other.items():
+            w = first_vars.get(name, _MISS)
+            if w is not v:
+                names.add(name)
+                missing = missing or w is _MISS
+        if missing:
+            names.update(k for k in first_vars if k not in other)
+    reason = Unknown(f"differs between branches (too many paths, merged at line {span.start_line})", span)
+    for name in names:
+        vals = [s.vars.get(name) for s in states]
+        first = vals[0]
+        if all(v is first for v in vals) or all(
+            v is not None
+            and first is not None
+            and v.scalar == first.scalar
+            and v.array == first.array
+            and v.unknown == first.unknown
+            for v in vals
+        ):
+            continue
+        exported = any(v is not None and v.exported for v in vals)
+        base.vars[name] = Var(unknown=reason, exported=exported, site=span)
+    seen = {id(c) for c in base.commands}
+    for s in states[1:]:
+        for c in s.commands:
+            if id(c) not in seen:
+                seen.add(id(c))
+                base.commands.append(c)
+    return base
+
+
+def _same_path(a: State, b: State) -> bool:
+    return (
+        a.stopped == b.stopped
+        and a.in_loop == b.in_loop
+        and a.positional is b.positional
+        and a.breaking == b.breaking
+        and a.returning == b.returning
+        and a.vars == b.vars
+        and a.commands == b.commands
+        and a.funcs == b.funcs
+    )
+
+
+def collapse(states: list[State]) -> list[State]:
+    """Paths that ended up alike (same variables, same commands run) are one path: the
+    test that split them changed nothing that is tracked."""
+    out: list[State] = []
+    for s in states:
+        for o in out:
+            if _same_path(o, s):
+                if o.cond != s.cond:
+                    o.cond = tuple(c for c in o.cond if c in s.cond)
+                if o.taken != s.taken:
+                    o.taken = {k: v for k, v in o.taken.items() if s.taken.get(k) == v}
+                break
+        else:
+            out.append(s)
+    return out
+
+
+def _difference(a: State, b: State) -> int:
+    va, vb = a.vars, b.vars
+    if va is vb:
+        return 0
+    n = 0
+    extra = len(va) != len(vb)
+    for k, v in vb.items():
+        w = va.get(k, _MISS)
+        if w is not v:
+            if w is _MISS:
+                extra = True
+                n += 1
+            elif w != v:
+                n += 1
+    if extra:
+        n += sum(1 for k in va if k not in vb)
+    return n
+
+
+def effects_only(parent: State, results: list[State]) -> list[State]:
+    """The parent's state after child shells ran: their commands and the branches they took
+    count, the variables they set do not (a subshell, a pipeline part, `bash -c`, a here-document)."""
+    out = []
+    for r in results:
+        keep = parent.fork()
+        keep.cond = r.cond
+        keep.commands = r.commands
+        out.append(keep)
+    return out or [parent]
+
+
+def unset_to_unknown(st: State, names: Iterable[str], what: str, where: Span | None) -> None:
+    """The variables an undecided construct (an `if` chain, a `case`) would set, when no arm was
+    taken: unknown rather than empty, unless the path set them already."""
+    line = where.start_line if where is not None else "?"
+    for name in names:
+        if st.vars.get(name) is None:
+            st.vars[name] = Var(
+                unknown=Unknown(f"`{name}` is set only inside {what} (line {line}) that no known value selects", where),
+                site=where,
+            )

@@ -1,0 +1,356 @@
+"""The interpreter's core: a run over one script, the dispatch from a statement's node type to
+its handler, the memo of expansions, and what a run reports (findings, notes, unread sources).
+
+`interpret` is the entry point. A run may find, part-way, that a statement it passed over
+(relevance.py) was needed after all; it then starts again, on a fresh `Evaluator`, with more read.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping
+from typing import TypeVar
+
+from megalint.shell.facts import (
+    PathFacts,
+    ScriptFacts,
+    ShellFinding,
+    ShellFindingKind,
+    UnreadReason,
+    UnreadSource,
+    VariableFact,
+)
+from megalint.shell.headers import SchedulerHeader
+from megalint.shell.interp import algebra, assignments, commands, control, variables
+from megalint.shell.interp.state import (
+    MAX_NEST,
+    MAX_STEPS,
+    MEMO_ENTRIES,
+    Frame,
+    Node,
+    Positional,
+    State,
+    Var,
+    array_values,
+)
+from megalint.shell.interp.syntax import assigned_names
+from megalint.shell.parse import ParsedScript
+from megalint.shell.relevance import NOTHING, names_read, skippable
+from megalint.shell.values import Segment, Unknown, Word
+from megalint.source import SourceFile, Span
+
+T = TypeVar("T")
+Handler = Callable[["Evaluator", Node, State, Frame], list[State]]
+# The name under which an expansion's reads record the positional parameters ($1, "$@").
+POSITIONAL = "\0positional"
+
+
+class NeedsReads(Exception):
+    """Text met while running reads a variable that a statement passed over assigns: the run
+    must start again with those names read (None: any name)."""
+
+    def __init__(self, names: frozenset[str] | None) -> None:
+        super().__init__("restart")
+        self.names = names
+
+
+class Evaluator:
+    """One run of the interpreter over one script: what it has learned so far, shared by every
+    path, and the caches that make a path that repeats another cheap."""
+
+    def __init__(
+        self,
+        root_dir: str | None = None,
+        assume: Mapping[str, str] | None = None,
+        follow_outside_root: bool = False,
+        header_env: Mapping[str, tuple[str, Span]] | None = None,
+        skip_unread: bool = True,
+        also_read: frozenset[str] | None = frozenset(),
+    ) -> None:
+        self.skip_unread = skip_unread  # pass over statements no launch depends on (relevance.py)
+        self.also_read = also_read  # names text met at run time reads (None: any), see NeedsReads
+        self.skip = NOTHING
+        self.root_dir = os.path.abspath(root_dir) if root_dir else None
+        self.assume = dict(assume or {})
+        self.follow_outside_root = follow_outside_root
+        self.header_env = dict(header_env or {})
+        # What the run reports.
+        self.sources: dict[str, SourceFile] = {}
+        self.findings: list[ShellFinding] = []
+        self.sourced: list[str] = []
+        self.notes: list[str] = []
+        self.unread_sources: list[UnreadSource] = []
+        self.merged = False  # paths were joined (values they disagreed on became unknown)
+        self.exhausted = False  # the step budget is spent: later statements are skipped
+        # Where the run is.
+        self.steps = 0
+        self.nest = 0  # statements nested (if in function in eval …)
+        self.expansion_depth = 0  # expansions nested (`${A:-${B:-…}}`)
+        self.script_path = ""
+        self.script_dir = ""
+        self.source_stack: list[str] = []  # real paths of the files being sourced, outermost first
+        self.headers_stack: tuple[SchedulerHeader, ...] = ()  # `#SBATCH` lines of an `sbatch <<EOF` script read
+        self.first_assignments: dict[str, variables.FirstAssignments] = {}  # per script path
+        self.sourced_names: set[str] = set()  # variables a sourced file assigns
+        self.unknown_tokens: dict[str, Unknown] = {}  # placeholder name -> the Unknown it stands for
+        self._finding_keys: set[tuple[object, ...]] = set()
+        self._noted: set[str] = set()
+        # Memoised expansions: a word's value depends only on the variables it reads. While one
+        # is computed, `reads` collects what it read (name -> the Var object seen); a later path
+        # holding the very same objects gets the same result. `impure` marks an expansion that
+        # assigned (`${X:=1}`, `$((i++))`): never reused.
+        self.reads: dict[str, object] | None = None
+        self.impure = False
+        # Caches of this run, each keyed so that a stale entry cannot be mistaken for a live one.
+        self.parsed_files: dict[str, ParsedScript | tuple[UnreadReason, str]] = {}  # real path -> parsed, or why not
+        self.input_vars: dict[tuple[str, Span, bool], Var] = {}  # `export X` of an input: one Var for every path
+        self.exported_of: dict[int, tuple[Var, Var]] = {}  # id(Var) -> (Var, the same Var exported)
+        self.word_of: dict[int, tuple[Var, Word]] = {}  # id(Var) -> (Var, its value as one Word)
+        self.reparsed: dict[tuple[str, str], list[tuple[tuple[Segment, ...], ParsedScript]]] = {}
+        self.unknown_names: dict[Unknown, str] = {}  # Unknown -> its placeholder name in a command string
+        self.parts_of: dict[int, tuple[Segment, list[Segment | None]]] = {}  # id(Segment) -> its fields
+        self.arith_parsed: dict[tuple[str, str], ParsedScript] = {}  # (path, `$((…))` text) -> its `$` parts
+
+    # ------------------------------------------------------------------ a run
+    def run(self, ps: ParsedScript) -> list[State]:
+        """Every path through the script; raises NeedsReads when the run must start again."""
+        self.script_path = ps.source.path
+        self.script_dir = os.path.dirname(os.path.abspath(ps.source.path))
+        self.sources[ps.source.path] = ps.source
+        self.source_stack.append(os.path.abspath(ps.source.path))
+        st = State({}, None)
+        for name, (text, span) in self.header_env.items():
+            st.vars[name] = Var(scalar=(Segment(text, span),), exported=True, site=span)
+        for name, value in self.assume.items():
+            st.vars[name] = Var(scalar=(Segment(str(value), None, assumed=None),), exported=True)
+        nodes = ps.top_level()
+        if self.skip_unread:
+            self.skip = skippable(ps, self.also_read)
+            if self.skip.statements:
+                nodes = [n for n in nodes if (n.start_byte, n.end_byte) not in self.skip.statements]
+        return self.block(nodes, [st], Frame(ps))
+
+    def check_reads(self, text: str) -> None:
+        """Text met while running (a sourced file, an `eval` string) that reads a variable a
+        skipped statement assigns means the skipping was wrong: start again (see interpret)."""
+        names = self.skip.names
+        if not names:
+            return
+        read = names_read(text)
+        if read is None:
+            raise NeedsReads(None)
+        hit = names & read
+        if hit:
+            raise NeedsReads(hit)
+
+    # ------------------------------------------------------------------ statements
+    def block(self, nodes: Iterable[Node], states: list[State], frame: Frame) -> list[State]:
+        for node in nodes:
+            if not node.is_named or node.type == "comment":
+                continue
+            states = self.stmt(node, states, frame)
+        return states
+
+    def stmt(self, node: Node, states: list[State], frame: Frame) -> list[State]:
+        if len(states) == 1 and self.nest < MAX_NEST and self.steps < MAX_STEPS:
+            # One path (most statements): the same as below without the bookkeeping for many.
+            st = states[0]
+            if st.stopped or self.exhausted:
+                return states
+            handler = STATEMENTS.get(node.type)
+            if handler is not None:
+                self.steps += 1
+                self.nest += 1
+                try:
+                    out = handler(self, node, st, frame)
+                finally:
+                    self.nest -= 1
+                return out if len(out) == 1 else algebra.limit(self, out, node, frame)
+        out = []
+        live = [s for s in states if not s.stopped]
+        if not live or self.exhausted:
+            return states
+        done = [s for s in states if s.stopped]
+        self.steps += len(live)
+        if self.steps > MAX_STEPS:
+            self.exhausted = True
+            self.note_once(
+                "budget",
+                f"{frame.ps.span(node)}: evaluation stopped after {MAX_STEPS} steps; later commands are not read",
+            )
+            return states
+        if self.nest >= MAX_NEST:
+            return done + self.too_deep(node, live, frame)
+        handler = STATEMENTS.get(node.type)
+        self.nest += 1
+        try:
+            if handler is None:
+                if node.type == "ERROR":
+                    return states
+                # Unknown statement kinds leave the state alone but their nested commands still run.
+                for child in node.named_children:
+                    if child.type in ("command", "pipeline", "list", "redirected_statement"):
+                        live = self.stmt(child, live, frame)
+                return done + live
+            for st in live:
+                out.extend(handler(self, node, st, frame))
+        finally:
+            self.nest -= 1
+        return done + algebra.limit(self, out, node, frame)
+
+    def too_deep(self, node: Node, live: list[State], frame: Frame) -> list[State]:
+        """A statement nested past MAX_NEST: what it assigns becomes unknown, its commands are not read."""
+        span = frame.ps.span(node)
+        self.note_once(
+            "nest",
+            f"{span}: statements nested more than {MAX_NEST} levels deep (counting "
+            "function calls, eval and sourced files) are not read",
+        )
+        assigned: set[str] = set()
+        assigned_names(node, frame.ps, assigned)
+        reason = Unknown(f"set in a statement nested too deep to read (line {span.start_line})", span)
+        for st in live:
+            for name in assigned:
+                old = st.vars.get(name)
+                st.vars[name] = Var(unknown=reason, exported=bool(old and old.exported), site=span)
+        return live
+
+    # ------------------------------------------------------------------ memoisation
+    def get(self, st: State, name: str) -> Var | None:
+        """A variable of the path, recorded as read by the expansion being computed."""
+        v = st.vars.get(name)
+        if self.reads is not None:
+            self.reads[name] = v
+        return v
+
+    def positional(self, st: State) -> Positional:
+        """The path's positional parameters, recorded as read."""
+        if self.reads is not None:
+            self.reads[POSITIONAL] = st.positional
+        return st.positional
+
+    def memo(self, ps: ParsedScript, key: tuple[object, ...], st: State, compute: Callable[[], T]) -> T:
+        """compute(), or what it gave on a path that held the same objects for what it read."""
+        entries = ps.cache.get(key)
+        epoch = len(self.sourced_names)
+        if entries:
+            vars_ = st.vars
+            pos = st.positional
+            for deps, ep, remembered in entries:
+                if ep != epoch:
+                    continue
+                for name, v in deps:
+                    if (pos if name is POSITIONAL else vars_.get(name)) is not v:
+                        break
+                else:
+                    if self.reads is not None:
+                        self.reads.update(deps)
+                    found: T = remembered
+                    return found
+        saved_reads, saved_impure = self.reads, self.impure
+        reads: dict[str, object] = {}
+        self.reads, self.impure = reads, False
+        try:
+            result = compute()
+            impure = self.impure
+        finally:
+            self.reads, self.impure = saved_reads, saved_impure
+        if saved_reads is not None:
+            saved_reads.update(reads)
+        if impure:
+            self.impure = True
+            return result
+        if entries is None:
+            entries = ps.cache[key] = []
+        elif len(entries) >= MEMO_ENTRIES:
+            del entries[0]
+        entries.append((tuple(reads.items()), epoch, result))
+        return result
+
+    # ------------------------------------------------------------------ what a run reports
+    def note_once(self, key: str, text: str) -> None:
+        if key not in self._noted:
+            self._noted.add(key)
+            self.notes.append(text)
+
+    def finding(self, kind: ShellFindingKind, span: Span, message: str, **data: object) -> None:
+        key = (kind, span.path, span.start, span.end)
+        if key not in self._finding_keys:
+            self._finding_keys.add(key)
+            self.findings.append(ShellFinding(kind, span, message, data))
+
+    def unread(self, span: Span, path: str, reason: UnreadReason, note: str) -> None:
+        """A `source` not followed: as data, and as the note that tells the user."""
+        self.notes.append(note)
+        self.unread_sources.append(UnreadSource(span, path, reason, note))
+
+
+def interpret(
+    ps: ParsedScript,
+    root_dir: str | None = None,
+    assume: Mapping[str, str] | None = None,
+    follow_outside_root: bool = False,
+    header_env: Mapping[str, tuple[str, Span]] | None = None,
+    skip_unread: bool = True,
+) -> tuple[Evaluator, list[State]]:
+    """Every path through a script, and the run that found them (for what it reports)."""
+    also_read: frozenset[str] | None = frozenset()
+    while True:
+        ev = Evaluator(root_dir, assume, follow_outside_root, header_env, skip_unread, also_read)
+        try:
+            return ev, ev.run(ps)
+        except NeedsReads as exc:
+            # Text met at run time reads what a skipped statement assigns: start again with
+            # those names read. Each round reads more, so this ends.
+            also_read = None if exc.names is None or also_read is None else also_read | exc.names
+
+
+def facts_from_states(
+    ev: Evaluator,
+    ps: ParsedScript,
+    states: list[State],
+    headers: list[SchedulerHeader],
+    findings: list[ShellFinding],
+    comments: list[tuple[str, Span]],
+) -> ScriptFacts:
+    """What a run learned about a script, path by path, as the later stages read it."""
+    paths = []
+    for s in states:
+        facts = {}
+        for name, var in s.vars.items():
+            if name.startswith("__megalint"):
+                continue
+            arr = None
+            if var.array is not None:
+                arr = tuple(Word(tuple(v)) for v in array_values(var.array))
+            facts[name] = VariableFact(
+                name, None if var.unknown else variables.var_word(ev, var), var.unknown, var.exported, arr
+            )
+        paths.append(PathFacts(s.cond, s.commands, facts))
+    return ScriptFacts(
+        ps.source.path, dict(ev.sources), paths, headers, findings, comments, ev.sourced, ev.notes, ev.unread_sources
+    )
+
+
+STATEMENTS: dict[str, Handler] = {
+    "program": control.program,
+    "compound_statement": control.compound_statement,
+    "subshell": control.subshell,
+    "do_group": control.do_group,
+    "redirected_statement": control.redirected_statement,
+    "negated_command": control.negated_command,
+    "pipeline": control.pipeline,
+    "list": control.and_or_list,
+    "if_statement": control.if_statement,
+    "case_statement": control.case_statement,
+    "for_statement": control.for_statement,
+    "c_style_for_statement": control.c_style_for_statement,
+    "while_statement": control.while_statement,
+    "function_definition": control.function_definition,
+    "test_command": control.test_command,
+    "variable_assignment": assignments.variable_assignment,
+    "variable_assignments": assignments.variable_assignments,
+    "declaration_command": commands.declaration_command,
+    "unset_command": commands.unset_command,
+    "command": commands.command,
+}

@@ -1,0 +1,369 @@
+"""Expansion of words: literal text with its escapes and quotes, `"…"` strings, concatenations,
+and command substitution; the entry points that give a word's fields or a scalar value.
+
+A word expands to pieces (pieces.py): `$X` and `${…}` are parameters.py, `$((…))` is
+arithmetic.py; splitting.py cuts the pieces into fields. Literal pieces do not depend on the
+state and are cached on the parsed script; other expansions are memoised on what they read.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import TYPE_CHECKING
+
+from megalint.shell.facts import ShellFindingKind
+from megalint.shell.interp import arithmetic, fast_paths, parameters, splitting
+from megalint.shell.interp.pieces import (
+    QUOTED_EMPTY,
+    Expansion,
+    FieldBreak,
+    Piece,
+    SegmentPiece,
+    Splat,
+)
+from megalint.shell.interp.reparse import MappedSource
+from megalint.shell.interp.state import MAX_EXPANSION_DEPTH, Frame, Node, Scalar, State, oversized, too_long
+from megalint.shell.interp.syntax import effective_start
+from megalint.shell.parse import ParsedScript
+from megalint.shell.values import Segment, Unknown, Word
+from megalint.source import SourceFile, Span
+
+if TYPE_CHECKING:
+    from megalint.shell.interp.core import Evaluator
+
+_LITERAL_WORDS = frozenset({"word", "number", "raw_string"})
+_STRAY_BACKSLASH = re.compile(r"\\([ \t]+)(?=\n)")
+# `$(dirname "$0")`, `$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)`: the script's directory.
+_SCRIPT_DIR = re.compile(
+    r"""(cd\s+)?"?\$\(\s*dirname\s+"?(\$0|\$\{0\}|\$\{BASH_SOURCE(\[0\])?\}|\$BASH_SOURCE)"?\s*\)"?(\s*(&&|;)\s*pwd(\s+-P)?)?"""
+)
+_DIRNAME = re.compile(
+    r"""dirname\s+"?(\$0|\$\{0\}|\$\{BASH_SOURCE(\[0\])?\}|\$BASH_SOURCE|\$\(\s*(realpath|readlink\s+-f)\s+"?(\$0|\$\{BASH_SOURCE(\[0\])?\})"?\s*\))"?"""
+)
+
+
+# ---------------------------------------------------------------------- entry points
+
+
+def expand_word(ev: Evaluator, node: Node, st: State, frame: Frame) -> list[Word]:
+    """Expand one shell word into the fields it becomes (word splitting applied)."""
+    t = node.type
+    if t == "command_name" and node.child_count == 1:
+        # `torchrun …`: the name is its one word, same span
+        child = node.children[0]
+        if child.type == "word":
+            node, t = child, "word"
+    if t in _LITERAL_WORDS:
+        ps = frame.ps
+        key = (node.start_byte, node.end_byte, "w")
+        cached = ps.cache.get(key)
+        if cached is None:
+            words = fast_paths.plain_word(node, ps) if fast_paths.ENABLED and t != "raw_string" else None
+            if not words:
+                words = splitting.split(ev, pieces(ev, node, st, frame, quoted=False, eid=None), node, frame)
+            cached = ps.cache[key] = words
+        return list(cached)
+    if fast_paths.ENABLED:
+        if t == "simple_expansion" or t == "expansion":
+            got = fast_paths.scalar_word(ev, node, st, frame)
+            if got is not None:
+                return got
+        elif t == "string" and frame.ps.source.__class__ is SourceFile:
+            # "…" is one word; its expansions are shown where they are written (splitting.split).
+            segs = fast_paths.string_segments(ev, node, st, frame)
+            if segs is not None:
+                return [Word(segs)]
+    return list(
+        ev.memo(
+            frame.ps,
+            ("w", node.start_byte, node.end_byte, node.type),
+            st,
+            lambda: tuple(splitting.split(ev, pieces(ev, node, st, frame, quoted=False, eid=None), node, frame)),
+        )
+    )
+
+
+def expand_scalar(ev: Evaluator, node: Node | None, st: State, frame: Frame, pattern: bool = False) -> Scalar:
+    """Expand without word splitting (assignment values, case subjects, test operands)."""
+    if node is None:
+        return ()
+    return ev.memo(
+        frame.ps,
+        ("s", node.start_byte, node.end_byte, node.type, pattern),
+        st,
+        lambda: _expand_scalar(ev, node, st, frame),
+    )
+
+
+def _expand_scalar(ev: Evaluator, node: Node, st: State, frame: Frame) -> Scalar:
+    out = []
+    for p in pieces(ev, node, st, frame, quoted=True, eid=None):
+        if isinstance(p, FieldBreak):
+            out.append(Segment(" ", None))
+        elif isinstance(p, Splat):
+            out.append(Segment(None, p.unknown.span, (), p.unknown))
+        elif isinstance(p, SegmentPiece):
+            seg, eid = p.segment, p.expansion
+            if eid is not None and not eid.array and seg.site != eid.span:
+                # Without splitting every expansion is one value: show it where it is written.
+                origin = ((seg.site,) if seg.site is not None else ()) + seg.origin
+                seg = Segment(seg.text, eid.span, origin, seg.unknown, seg.via, seg.assumed)
+            out.append(seg)
+    if oversized(out):
+        span = frame.ps.span(node)
+        return (Segment(None, span, (), too_long(span)),)
+    return tuple(out)
+
+
+def expansion_span(node: Node, frame: Frame) -> Span:
+    """Where an expansion is written (without a blank tree-sitter puts in front of it)."""
+    return frame.ps.source.span_bytes(effective_start(node, frame.ps.parse_text), node.end_byte)
+
+
+# ---------------------------------------------------------------------- pieces
+
+
+def pieces(ev: Evaluator, node: Node, st: State, frame: Frame, quoted: bool, eid: Expansion | None) -> list[Piece]:
+    """What a node expands to, before word splitting; `eid` is the expansion it is part of."""
+    if ev.expansion_depth >= MAX_EXPANSION_DEPTH:
+        span = frame.ps.span(node)
+        return [
+            SegmentPiece(
+                Segment.unknown_at(f"expansions nested more than {MAX_EXPANSION_DEPTH} levels deep are not read", span),
+                False,
+                eid,
+            )
+        ]
+    ev.expansion_depth += 1
+    try:
+        return _pieces(ev, node, st, frame, quoted, eid)
+    finally:
+        ev.expansion_depth -= 1
+
+
+def _pieces(ev: Evaluator, node: Node, st: State, frame: Frame, quoted: bool, eid: Expansion | None) -> list[Piece]:
+    t = node.type
+    ps = frame.ps
+    if t in ("word", "number", "extglob_pattern", "regex", "variable_name", "test_operator"):
+        if quoted and t == "word":
+            return _literal(node, ps, eid, escapes="dq-word")
+        return _literal(node, ps, eid, escapes=None if quoted else "unquoted")
+    if t == "raw_string":
+        text = ps.text(node)
+        span = ps.source.span_bytes(node.start_byte + 1, node.end_byte - 1)
+        if text == "''":
+            return [QUOTED_EMPTY]
+        placeholder = _placeholder(node, ps)
+        if placeholder is not None:
+            return [SegmentPiece(Segment(None, span, (), placeholder), False, eid)]
+        return [SegmentPiece(Segment(text[1:-1], span), False, eid)]
+    if t == "ansi_c_string":
+        raw = ps.text(node)[2:-1]
+        return [SegmentPiece(Segment(_ansi_c(raw), ps.span(node)), False, eid)]
+    if t in ("string", "translated_string"):
+        return _dq_string(ev, node, st, frame, eid)
+    if t == "concatenation":
+        out = []
+        for c in node.children:
+            out.extend(pieces(ev, c, st, frame, quoted, eid))
+        return out
+    if t == "simple_expansion":
+        return parameters.simple_expansion(ev, node, st, frame, quoted, eid)
+    if t == "expansion":
+        return parameters.brace_expansion(ev, node, st, frame, quoted, eid)
+    if t == "arithmetic_expansion":
+        return arithmetic.arith_expansion(ev, node, st, frame, quoted, eid)
+    if t == "command_substitution":
+        return _command_substitution(ev, node, st, frame, quoted, eid)
+    if t == "process_substitution":
+        return [SegmentPiece(Segment.unknown_at("a process substitution `<( )`", ps.span(node)), False, eid)]
+    if t == "brace_expression":
+        return _literal(node, ps, eid, escapes=None)
+    if t == "string_content":
+        return _literal(node, ps, eid, escapes="dq")
+    if t == "array":
+        return _literal(node, ps, eid, escapes=None)
+    if node.child_count and t not in ("ERROR",):
+        out = []
+        for c in node.children:
+            out.extend(pieces(ev, c, st, frame, quoted, eid))
+        return out
+    return _literal(node, ps, eid, escapes=None)
+
+
+def _placeholder(node: Node, ps: ParsedScript) -> Unknown | None:
+    """An unfilled template placeholder (`<Specify path>`, read as a quoted word by parse.py)."""
+    span = ps.span(node)
+    for ph in ps.placeholders:
+        if ph.start == span.start and ph.end == span.end:
+            text = ps.source.text[ph.start : ph.end]
+            return Unknown(f"unfilled template placeholder {text}", ph)
+    return None
+
+
+# ---------------------------------------------------------------------- literal text
+
+
+def _literal(node: Node, ps: ParsedScript, eid: Expansion | None, escapes: str | None) -> list[Piece]:
+    """Literal text of a node, with escape processing; sites stay exact where the text is."""
+    key = (node.start_byte, node.end_byte, escapes, eid)
+    cached = ps.cache.get(key)
+    if cached is None:
+        raw = ps.text(node)
+        if escapes is None or "\\" not in raw:
+            a = ps.source.char_offset(node.start_byte)
+            cached = _lits(raw, ps, a, a + len(raw), eid)
+        else:
+            cached = _escaped_runs(raw, ps.source.char_offset(node.start_byte), ps, eid, escapes)
+        ps.cache[key] = cached
+    got: list[Piece] = cached
+    return got
+
+
+def literal_segment(text: str, ps: ParsedScript, a: int, b: int) -> Segment:
+    """Text at characters [a, b) of the script, where it is written."""
+    origin = ps.source.origin(a, b) if isinstance(ps.source, MappedSource) else ()
+    return Segment(text, ps.source.span(a, b), origin)
+
+
+def _lits(text: str, ps: ParsedScript, a: int, b: int, eid: Expansion | None) -> list[Piece]:
+    """Literal text as pieces; in a re-parsed string, one piece per place it came from."""
+    if not isinstance(ps.source, MappedSource) or len(text) != b - a:
+        return [SegmentPiece(literal_segment(text, ps, a, b), False, eid)]
+    out: list[Piece] = []
+    for x, y in ps.source.cuts(a, b):
+        out.append(SegmentPiece(literal_segment(text[x - a : y - a], ps, x, y), False, eid))
+    return out
+
+
+def _escaped_runs(raw: str, start_char: int, ps: ParsedScript, eid: Expansion | None, escapes: str) -> list[Piece]:
+    """Text with backslash escapes, as bash reads them unquoted, in "…" (`dq`, `dq-word`) or
+    in an unquoted here-document: each escaped character is a piece of its own."""
+    out: list[Piece] = []
+    run_start = 0
+    i = 0
+    n = len(raw)
+    while i < n:
+        ch = raw[i]
+        if ch == "\\" and i + 1 < n:
+            nxt = raw[i + 1]
+            if escapes in ("dq", "dq-word", "heredoc"):
+                if nxt not in ("$`\\\n" if escapes == "heredoc" else '$`"\\\n'):
+                    i += 2
+                    continue
+            if i > run_start:
+                out.extend(_lits(raw[run_start:i], ps, start_char + run_start, start_char + i, eid))
+            if nxt != "\n":
+                out.append(SegmentPiece(Segment(nxt, ps.source.span(start_char + i, start_char + i + 2)), False, eid))
+            i += 2
+            run_start = i
+            continue
+        i += 1
+    if n > run_start:
+        out.extend(_lits(raw[run_start:n], ps, start_char + run_start, start_char + n, eid))
+    return out
+
+
+def _dq_string(ev: Evaluator, node: Node, st: State, frame: Frame, eid: Expansion | None) -> list[Piece]:
+    """`"…"` and `$"…"`: literal runs between the expansions inside."""
+    ps = frame.ps
+    out: list[Piece] = []
+    pos = node.start_byte + (2 if node.type == "translated_string" else 1)
+    end = node.end_byte - 1
+    data = ps.parse_text
+    for c in node.children:
+        if c.type in ('"', '$"') or c.type == "string_content":
+            continue
+        if not c.is_named:
+            continue
+        cstart = effective_start(c, data)
+        if cstart > pos:
+            out.extend(dq_literal(ev, data, pos, cstart, ps, eid))
+        out.extend(pieces(ev, c, st, frame, True, eid))
+        pos = c.end_byte
+    if end > pos:
+        out.extend(dq_literal(ev, data, pos, end, ps, eid))
+    if not out:
+        return [QUOTED_EMPTY]
+    return out
+
+
+def dq_literal(
+    ev: Evaluator, data: bytes, a: int, b: int, ps: ParsedScript, eid: Expansion | None, heredoc: bool = False
+) -> list[Piece]:
+    """The literal text at bytes [a, b) inside "…" (or an unquoted here-document)."""
+    raw = data[a:b].decode("utf-8", "replace")
+    start_char = ps.source.char_offset(a)
+    if "\\" not in raw:
+        return _lits(raw, ps, start_char, start_char + len(raw), eid)
+    if not heredoc:
+        _check_stray_backslash(ev, raw, start_char, ps)
+    return _escaped_runs(raw, start_char, ps, eid, "heredoc" if heredoc else "dq")
+
+
+def _check_stray_backslash(ev: Evaluator, raw: str, start_char: int, ps: ParsedScript) -> None:
+    # Inside "…", `\` then blanks then a newline is not a continuation: a lone `\` word
+    # reaches the program (argparse: "unrecognized arguments: \").
+    for m in _STRAY_BACKSLASH.finditer(raw):
+        s = start_char + m.start()
+        ev.finding(
+            ShellFindingKind.STRAY_BACKSLASH_IN_STRING,
+            ps.source.span(s, s + len(m.group(0))),
+            "`\\` followed by blanks inside a double-quoted string is not a line continuation: "
+            "a lone `\\` word reaches the program",
+        )
+
+
+def _ansi_c(raw: str) -> str:
+    try:
+        return bytes(raw, "utf-8").decode("unicode_escape")
+    except UnicodeDecodeError:
+        return raw
+
+
+# ---------------------------------------------------------------------- command substitution
+
+
+def _command_substitution(
+    ev: Evaluator, node: Node, st: State, frame: Frame, quoted: bool, eid: Expansion | None
+) -> list[Piece]:
+    """`$(…)` and backquotes: nothing runs, so the output is unknown, except for a few pure
+    idioms (`$(dirname "$0")`, `$(echo …)`)."""
+    ps = frame.ps
+    span = expansion_span(node, frame)
+    raw = ps.text(node).lstrip()
+    inner = raw[2:-1] if raw.startswith("$(") else raw[1:-1]
+    inner_s = inner.strip()
+    my_eid = eid or Expansion(span, False)
+    # Pure idioms whose value is known without running anything.
+    if _SCRIPT_DIR.fullmatch(inner_s) or _DIRNAME.fullmatch(inner_s):
+        d = os.path.dirname(os.path.abspath(ps.source.path)) if ps.source.path else ev.script_dir
+        return [SegmentPiece(Segment(d, span), not quoted, my_eid)]
+    if re.fullmatch(r"pwd(\s+-P)?", inner_s):
+        return [SegmentPiece(Segment.unknown_at("the working directory at run time (`pwd`)", span), False, my_eid)]
+    m = re.fullmatch(r"(echo|printf\s+['\"]?%s['\"]?)\s+(.*)", inner_s, re.S)
+    if m and not re.search(r"[|;&<>`]|\$\(", m.group(2)):
+        cmd = next((c for c in node.named_children if c.type == "command"), None)
+        if cmd is not None:
+            words = []
+            for i, c in enumerate(cmd.children):
+                if cmd.field_name_for_child(i) == "argument":
+                    words.extend(expand_word(ev, c, st, frame))
+            if inner_s.startswith("printf"):
+                words = words[1:]
+            texts = [w.text for w in words]
+            if all(t is not None for t in texts) and not any((t or "").startswith("-") for t in texts[:1]):
+                text = " ".join(t for t in texts if t is not None)
+                origin = tuple(sp for w in words for sp in ((w.span,) if w.span else ()) + w.origins)
+                return [SegmentPiece(Segment(text, span, origin), not quoted, my_eid)]
+    m = re.fullmatch(r"expr\s+(.*)", inner_s)
+    if m:
+        return [SegmentPiece(Segment.unknown_at(f"the output of `{inner_s}`", span), False, my_eid)]
+    what = inner_s.split()[0] if inner_s.split() else ""
+    why = f"the output of `{inner_s[:60]}`, only known at run time"
+    if what == "nvidia-smi":
+        why = f"queried from the GPU at run time (`{inner_s[:60]}`)"
+    elif "scontrol" in inner_s:
+        why = f"asked of SLURM at run time (`{inner_s[:60]}`)"
+    return [SegmentPiece(Segment.unknown_at(why, span), False, my_eid)]

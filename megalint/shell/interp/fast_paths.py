@@ -1,0 +1,370 @@
+"""Fast paths: what the general code gives for the common simple cases, without building pieces.
+
+Launch scripts are mostly plain words, `$X`, `${X:-default}`, `"… $X …"` strings and `$((…))`
+sums. Each function here gives exactly what expansion.py, splitting.py and assignments.py give
+for those, or None to leave the case to them. tests/shell/test_fast_paths.py turns them off
+(`ENABLED = False`) and compares everything the interpreter reports.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from megalint.shell.interp import arithmetic, splitting, variables
+from megalint.shell.interp.pieces import SegmentPiece
+from megalint.shell.interp.reparse import MappedSource
+from megalint.shell.interp.state import (
+    MAX_FIELDS,
+    MAX_VALUE_CHARS,
+    MAX_VALUE_SEGMENTS,
+    UNKNOWN_PREFIX,
+    UNSOURCED,
+    Frame,
+    Node,
+    Scalar,
+    State,
+    Var,
+    oversized,
+    resite,
+    scalar_text,
+)
+from megalint.shell.interp.syntax import NOT_PLAIN, effective_start, is_whole_expansion
+from megalint.shell.parse import ParsedScript
+from megalint.shell.values import Segment, Word
+from megalint.source import SourceFile, Span
+
+if TYPE_CHECKING:
+    from megalint.shell.interp.core import Evaluator
+
+ENABLED = True
+_PLAIN_MAX = 4_096  # longer plain words take the general path (it checks the size limits)
+# `$X`, `$1`, `${X}`: a reference whose value variables.var_scalar gives
+_VALUE_REF = re.compile(rb"\$(?:([A-Za-z_][A-Za-z0-9_]*|[0-9])|\{([A-Za-z_][A-Za-z0-9_]*)\})\Z")
+# `$` in arithmetic: a plain reference (groups 1, 2), or anything else (no group).
+_ARITH_REF = re.compile(r"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\}|)")
+
+
+# ---------------------------------------------------------------------- words
+
+
+def plain_word(node: Node, ps: ParsedScript) -> list[Word] | None:
+    """A word with nothing to expand, escape or split (`--num-layers`, `pretrain_gpt.py`):
+    itself, where it is written. What the general path gives, without building pieces."""
+    raw = node.text
+    if raw is None or len(raw) > _PLAIN_MAX or NOT_PLAIN.search(raw):
+        return None
+    source = ps.source
+    a = source.char_offset(node.start_byte)
+    if source.__class__ is SourceFile:
+        return [Word((Segment(raw.decode(), source.span(a, a + len(raw))),))]
+    if isinstance(source, MappedSource):
+        # In a command string: one segment when the word comes from one place (as expansion._lits cuts it).
+        placed = source.placed(a, a + len(raw))
+        if placed is not None:
+            return [Word((Segment(raw.decode(), placed[0], placed[1]),))]
+    return None
+
+
+def scalar_word(ev: Evaluator, node: Node, st: State, frame: Frame) -> list[Word] | None:
+    """`$ARGS`, `$1` or `${TP}` unquoted: split into words as splitting.split splits the value
+    var_scalar gives, without the general pieces. None for anything else."""
+    raw = node.text
+    m = _VALUE_REF.match(raw) if raw is not None else None
+    if m is None:
+        return None
+    span = frame.ps.source.span_bytes(node.start_byte, node.end_byte)
+    segs, unknown, _ = variables.var_scalar(ev, (m.group(1) or m.group(2)).decode(), st, frame, span)
+    if unknown is not None:
+        return [Word((Segment(None, span, (), unknown),))]
+    if segs is None or len(segs) > MAX_VALUE_SEGMENTS:
+        return None
+    total = 0
+    texts = []
+    for seg in segs:
+        if seg.text is None:
+            return None
+        texts.append(seg.text)
+        total += len(seg.text)
+    if total > MAX_VALUE_CHARS:
+        return None
+    # Cut at blanks as splitting cuts a segment; each piece is (segment, its text, start, end).
+    fields: list[list[tuple[Segment, str, int, int]]] = []
+    cur: list[tuple[Segment, str, int, int]] = []
+    finditer = splitting.IFS.finditer
+    for seg, text in zip(segs, texts, strict=True):
+        pos = 0
+        for blank in finditer(text):
+            a = blank.start()
+            if a > pos:
+                cur.append((seg, text, pos, a))
+            if cur:
+                fields.append(cur)
+                cur = []
+            pos = blank.end()
+        if pos < len(text):
+            cur.append((seg, text, pos, len(text)))
+    if cur:
+        fields.append(cur)
+    if len(fields) > MAX_FIELDS:
+        return None
+    if len(fields) == 1:
+        # One word: shown where the expansion is written, tracing back to the value.
+        out = []
+        for seg, text, a, b in fields[0]:
+            site = splitting.sub_site(ev, seg, text, a, b)
+            origin = ((site,) if site is not None and site != span else ()) + seg.origin
+            out.append(Segment(text[a:b], span, origin, seg.unknown, seg.via, seg.assumed))
+        return [Word(tuple(out))]
+    # Several: each stays where its text is written, through this expansion.
+    words = []
+    # id(segment) -> (span maker of its file when its text is there as it is, its start, its via)
+    placed: dict[int, tuple[Callable[[int, int], Span] | None, int, tuple[Span, ...]]] = {}
+    for f in fields:
+        out = []
+        for seg, text, a, b in f:
+            got = placed.get(id(seg))
+            if got is None:
+                src = splitting.in_place(ev, seg, text)
+                got = placed[id(seg)] = (
+                    src.span if src is not None else None,
+                    seg.site.start if src is not None and seg.site is not None else 0,
+                    seg.via if span in seg.via else seg.via + (span,),
+                )
+            at, base, via = got
+            if at is None or (a == 0 and b == len(text)):
+                site = seg.site
+            else:
+                site = at(base + a, base + b)
+            out.append(Segment(text[a:b], site, seg.origin, seg.unknown, via, seg.assumed))
+        words.append(Word(tuple(out)))
+    return words
+
+
+def string_segments(ev: Evaluator, value_node: Node, st: State, frame: Frame) -> Scalar | None:
+    """`"--tp $TP \\<newline> --pp ${PP}"`: literal text, line continuations, plain `$X`,
+    `${X}` and `${X:-word}`, valued as expansion._dq_string and expand_scalar value them. None
+    for anything else (other escapes, a `\\` before blanks, other expansions)."""
+    ps = frame.ps
+    data = ps.parse_text
+    source = ps.source
+    parts: list[tuple[int, int] | tuple[Node, int]] = []  # (literal start, end) in bytes, or (expansion, start)
+    pos = value_node.start_byte + 1
+    for c in value_node.children:
+        if not c.is_named:
+            continue
+        t = c.type
+        if t == "string_content":
+            continue
+        if t != "simple_expansion" and t != "expansion":
+            return None
+        cstart = effective_start(c, data)
+        if cstart > pos:
+            parts.append((pos, cstart))
+        parts.append((c, cstart))
+        pos = c.end_byte
+    end = value_node.end_byte - 1
+    if end > pos:
+        parts.append((pos, end))
+    out: list[Segment] = []
+    for a, b in parts:
+        if isinstance(a, int):
+            raw = data[a:b].decode("utf-8", "replace")
+            start = source.char_offset(a)
+            if "\\" not in raw:
+                out.append(Segment(raw, source.span(start, start + len(raw))))
+                continue
+            # Only line continuations: `\\<newline>` joins the lines and is dropped.
+            runs = raw.split("\\\n")
+            if any("\\" in run for run in runs):
+                return None
+            at = start
+            for run in runs:
+                if run:
+                    out.append(Segment(run, source.span(at, at + len(run))))
+                at += len(run) + 2
+            continue
+        got = _ref_segments(ev, a, b, st, frame)
+        if got is None:
+            return None
+        out.extend(got)
+    if oversized(out):
+        return None
+    return tuple(out)
+
+
+# ---------------------------------------------------------------------- assignments
+
+
+def assignment(ev: Evaluator, node: Node, st: State, frame: Frame) -> str | None:
+    """`NAME=value` where the value has a fast path (`${X:-1}`, `$((…))`, a plain "…"
+    string): what the general path gives (assignments.assign, expand_scalar, resite), without
+    its pieces. None for anything else."""
+    if node.child_count != 3 or frame.ps.source.__class__ is not SourceFile:
+        return None
+    name_node, eq, value_node = node.children
+    if eq.type != "=" or name_node.type != "variable_name":
+        return None
+    kind = value_node.type
+    valuer: Callable[[Evaluator, Node, State, Frame], Scalar | None]
+    if kind == "expansion" or kind == "simple_expansion":
+        valuer = _ref_value
+    elif kind == "arithmetic_expansion":
+        valuer = _arith_value
+    elif kind == "string":
+        valuer = _string_value
+    else:
+        return None
+    raw_name = name_node.text
+    if raw_name is None:
+        return None
+    name = raw_name.decode()
+    old = ev.get(st, name)
+    if old is not None and old.array is not None:
+        return None
+    value = valuer(ev, value_node, st, frame)
+    if value is None:
+        return None
+    st.vars[name] = Var(scalar=value, exported=bool(old and old.exported), site=frame.ps.span(node))
+    return name
+
+
+def _ref_value(ev: Evaluator, node: Node, st: State, frame: Frame) -> Scalar | None:
+    """`$X`, `${X}`, `$1` or `${X:-word}` as the whole value."""
+    out = _ref_segments(ev, node, node.start_byte, st, frame)
+    return None if out is None or oversized(out) else tuple(out)
+
+
+def _arith_value(ev: Evaluator, node: Node, st: State, frame: Frame) -> Scalar:
+    """`$((WORLD_SIZE / TP))`: the one segment arithmetic.arith_expansion gives, placed as
+    resite places it."""
+    piece = arithmetic.arith_expansion(ev, node, st, frame, True, None)[0]
+    assert isinstance(piece, SegmentPiece)  # an arithmetic expansion is one piece of text
+    seg = piece.segment
+    span = frame.ps.span(node)
+    origin = ((seg.site,) if seg.site is not None and seg.site != span else ()) + seg.origin
+    return (Segment(seg.text, span, origin, seg.unknown, seg.via, seg.assumed),)
+
+
+def _string_value(ev: Evaluator, value_node: Node, st: State, frame: Frame) -> Scalar | None:
+    """`"…"` as a whole value: its segments, placed as resite places a lone expansion."""
+    out = string_segments(ev, value_node, st, frame)
+    if out is not None and is_whole_expansion(value_node):
+        return resite(out, frame.ps.span(value_node))
+    return out
+
+
+def _ref_segments(ev: Evaluator, node: Node, start: int, st: State, frame: Frame) -> list[Segment] | None:
+    """The expansion `node` (written from byte `start`: inside "…" its node may begin with
+    the blank before it) when it is `$X`, `${X}`, `$1` or `${X:-word}`: its segments as
+    expand_scalar shows them, at the expansion. None for any other expansion."""
+    span = frame.ps.source.span_bytes(start, node.end_byte)
+    m = _VALUE_REF.match(frame.ps.parse_text, start, node.end_byte)
+    if m is None:
+        if node.type != "expansion" or start != node.start_byte:
+            return None
+        got = _default_segments(ev, node, span, st, frame)
+        return None if got is None else list(got)
+    segs, unknown, _ = variables.var_scalar(ev, (m.group(1) or m.group(2)).decode(), st, frame, span)
+    if unknown is not None:
+        return [Segment(None, span, (), unknown)]
+    return [
+        seg
+        if seg.site == span
+        else Segment(
+            seg.text,
+            span,
+            ((seg.site,) if seg.site is not None else ()) + seg.origin,
+            seg.unknown,
+            seg.via,
+            seg.assumed,
+        )
+        for seg in segs or ()
+    ]
+
+
+def _default_segments(ev: Evaluator, node: Node, span: Span, st: State, frame: Frame) -> Scalar | None:
+    """The value of `${X:-word}`, `${X-word}` or `${X:-}` (a plain word), each segment
+    shown at `span` (where the expansion is written) as expand_scalar shows it. None for
+    another shape, or when X is unknown or an array: the general path takes those."""
+    parts = node.children
+    operand: Node | None
+    op_raw = b""
+    if len(parts) == 5:
+        operand = parts[3]
+        if operand.type not in ("word", "number") or operand.text is None:
+            return None
+        op_raw = operand.text
+        if len(op_raw) > _PLAIN_MAX or NOT_PLAIN.search(op_raw):
+            return None
+    elif len(parts) == 4:
+        operand = None
+    else:
+        return None
+    target, op = parts[1], parts[2].type
+    if target.type != "variable_name" or op not in (":-", "-") or target.text is None:
+        return None
+    ps = frame.ps
+    inner = target.text.decode()
+    if inner.startswith(UNKNOWN_PREFIX):
+        return None
+    var = ev.get(st, inner)
+    assumed = None
+    segs: Scalar = ()
+    if var is None:
+        # Not set here: empty if the script sets it elsewhere, else an input with a default.
+        if not variables.is_internal(ev, inner, frame, span):
+            ev.get(st, UNSOURCED)
+            assumed = f"the default in `{ps.text(node).strip()}` (the environment may set {inner})"
+        use_default = True
+    elif var.unknown is not None or var.array is not None:
+        return None
+    else:
+        segs = var.scalar or ()
+        use_default = op == ":-" and scalar_text(segs) == ""
+    if use_default:
+        if operand is None:
+            return ()
+        a = ps.source.char_offset(operand.start_byte)
+        return (Segment(op_raw.decode(), span, (ps.source.span(a, a + len(op_raw)),), None, (), assumed),)
+    if oversized(segs):
+        return None
+    return tuple(
+        Segment(
+            seg.text,
+            span,
+            ((seg.site,) if seg.site is not None and seg.site != span else ()) + seg.origin,
+            seg.unknown,
+            seg.via,
+            seg.assumed,
+        )
+        for seg in segs
+    )
+
+
+# ---------------------------------------------------------------------- arithmetic
+
+
+def arith_refs(
+    ev: Evaluator, text: str, st: State, origins: list[Span] | None, assumed: list[str] | None
+) -> str | None:
+    """`$GPUS*$NNODES`: each `$X`/`${X}` of a variable the script has set to text, replaced
+    by it, as the general path (a parse of the expression as a string) gives. None when
+    there is anything else to expand or escape, or a variable is unset, unknown or an array."""
+    if "`" in text or "\\" in text or '"' in text or "$(" in text:
+        return None
+    out: list[str] = []
+    pos = 0
+    for m in _ARITH_REF.finditer(text):
+        name = m.group(1) or m.group(2)
+        if name is None or name.startswith(UNKNOWN_PREFIX):
+            return None  # `$` not followed by a plain name: the general path knows
+        var = ev.get(st, name)
+        if var is None or var.unknown is not None or var.array is not None:
+            return None
+        out.append(text[pos : m.start()])
+        arithmetic.arith_texts(var.scalar or (), origins, assumed, out)
+        pos = m.end()
+    out.append(text[pos:])
+    return "".join(out)

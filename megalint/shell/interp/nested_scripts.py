@@ -1,0 +1,281 @@
+"""Text a script runs as a script of its own: a `source`d file, an `eval` string, the string of
+`bash -c`, and the here-document of `sbatch <<EOF` (or `bash`, `srun` …).
+
+A sourced file and an `eval` string run in the script's own shell: what they set stays set.
+`bash -c` and a here-document script start a new shell: only exported variables reach them, and
+only their commands count afterwards (algebra.effects_only).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from megalint.shell.facts import UnreadReason
+from megalint.shell.headers import implied_environment, read_headers
+from megalint.shell.interp import algebra, commands, expansion
+from megalint.shell.interp.pieces import Piece, SegmentPiece
+from megalint.shell.interp.reparse import reparse
+from megalint.shell.interp.state import (
+    MAX_SOURCE_BYTES,
+    MAX_SOURCE_DEPTH,
+    UNSOURCED,
+    Frame,
+    Node,
+    State,
+    Var,
+)
+from megalint.shell.interp.syntax import assigned_names, effective_start, plain_name
+from megalint.shell.parse import InputError, ParsedScript, parse_file
+from megalint.shell.values import Segment, Unknown, Word
+from megalint.source import Span
+
+if TYPE_CHECKING:
+    from megalint.shell.interp.core import Evaluator
+
+
+class _TooLarge(InputError):
+    """A sourced file larger than MAX_SOURCE_BYTES."""
+
+
+# ---------------------------------------------------------------------- source / .
+
+
+def source(ev: Evaluator, args: list[Word], span: Span, st: State, frame: Frame) -> list[State]:
+    """`source FILE [ARGS…]` / `. FILE`: the file runs here, as if written in place."""
+    if not args:
+        return [st]
+    target = args[0].text
+    if target is None:
+        ev.unread(
+            span,
+            args[0].partial_text,
+            UnreadReason.UNKNOWN_PATH,
+            f"{span}: `source` of a file whose path is not known statically "
+            f"({args[0].unknown}); its variables are not read",
+        )
+        _mark_source_unknown(st, span, f"a file sourced at {span} whose path is not known")
+        return [st]
+    base_dir = os.path.dirname(os.path.abspath(frame.ps.source.path))
+    path = target if os.path.isabs(target) else os.path.normpath(os.path.join(base_dir, target))
+    if not os.path.isfile(path) and not os.path.isabs(target):
+        alt = os.path.normpath(os.path.join(ev.script_dir, target))
+        if os.path.isfile(alt):
+            path = alt
+    if not os.path.isfile(path):
+        ev.unread(
+            span,
+            target,
+            UnreadReason.NOT_FOUND,
+            f"{span}: sourced file {target} not found; its variables are not read",
+        )
+        _mark_source_unknown(st, span, f"{target}, sourced at {span}, was not found")
+        return [st]
+    real = os.path.realpath(path)
+    if ev.root_dir and not ev.follow_outside_root and not real.startswith(ev.root_dir + os.sep) and real != ev.root_dir:
+        ev.unread(span, target, UnreadReason.OUTSIDE_ROOT, f"{span}: {target} is outside the linted tree; not followed")
+        _mark_source_unknown(st, span, f"{target} (sourced at {span}) is outside the linted tree")
+        return [st]
+    if real in ev.source_stack or len(ev.source_stack) > MAX_SOURCE_DEPTH:
+        ev.unread(
+            span,
+            target,
+            UnreadReason.CYCLE if real in ev.source_stack else UnreadReason.TOO_DEEP,
+            f"{span}: {target} is already being sourced (a cycle); not followed again",
+        )
+        return [st]
+    sub = _parsed_file(ev, real)
+    if isinstance(sub, tuple):
+        ev.unread(span, target, sub[0], f"{span}: cannot read sourced file {target}: {sub[1]}")
+        _mark_source_unknown(st, span, f"{target}, sourced at {span}, could not be read")
+        return [st]
+    if sub.source.path not in ev.sources:
+        ev.sources[sub.source.path] = sub.source
+        ev.sourced.append(sub.source.path)
+        assigned_names(sub.root, sub, ev.sourced_names)
+    ev.source_stack.append(real)
+    try:
+        saved = st.positional
+        if len(args) > 1:
+            st.positional = tuple(w.segments for w in args[1:]) if all(w.splat is None for w in args[1:]) else None
+        results = ev.block(sub.root.children, [st], Frame(sub, frame.wrappers, frame.depth + 1))
+        for r in results:
+            if r.returning:
+                r.returning = False
+                r.stopped = False
+            if len(args) > 1:
+                r.positional = saved
+    finally:
+        ev.source_stack.pop()
+    return results
+
+
+def _parsed_file(ev: Evaluator, real: str) -> ParsedScript | tuple[UnreadReason, str]:
+    """A sourced file, parsed once per run; or why it cannot be read."""
+    sub = ev.parsed_files.get(real)
+    if sub is None:
+        try:
+            if os.path.getsize(real) > MAX_SOURCE_BYTES:
+                raise _TooLarge(f"{real}: larger than {MAX_SOURCE_BYTES} bytes, not a launch script")
+            with open(real, "rb") as fh:
+                data = fh.read(MAX_SOURCE_BYTES + 1)
+            shown = os.path.relpath(real)
+            sub = parse_file(real if shown.startswith("..") else shown, data)
+        except _TooLarge as exc:
+            sub = (UnreadReason.TOO_LARGE, str(exc))
+        except (OSError, InputError, ValueError) as exc:
+            sub = (UnreadReason.UNREADABLE, str(exc))
+        ev.parsed_files[real] = sub
+        if not isinstance(sub, tuple):
+            ev.check_reads(sub.source.text)
+    return sub
+
+
+def _mark_source_unknown(st: State, span: Span, reason: str) -> None:
+    # Variables the sourced file might set are unknown from here on, but only those the
+    # script reads and never sets itself are affected: track it as a flag on the state.
+    st.vars.setdefault(UNSOURCED, Var(unknown=Unknown(reason, span), site=span))
+
+
+# ---------------------------------------------------------------------- eval
+
+
+def eval_string(ev: Evaluator, args: list[Word], span: Span, st: State, frame: Frame) -> list[State]:
+    """`eval ARGS…`: the arguments, joined by blanks, run here as shell text."""
+    if not args:
+        return [st]
+    if any(a.splat is not None for a in args) or all(a.text is None for a in args):
+        commands.record(ev, args, {}, span, st, frame)
+        return [st]
+    if len(args) == 1:
+        word = args[0]
+    else:
+        segs = []
+        for i, a in enumerate(args):
+            if i:
+                segs.append(Segment(" ", None))
+            segs.extend(a.segments)
+        word = Word(tuple(segs))
+    sub = reparse(ev, word, frame)
+    if sub is None:
+        return [st]
+    return ev.block(sub.root.children, [st], Frame(sub, frame.wrappers, frame.depth + 1))
+
+
+# ---------------------------------------------------------------------- bash -c
+
+
+def shell_c(words: list[Word]) -> tuple[int, Word] | None:
+    """Find `bash -c STRING` (possibly after a wrapper such as srun): returns (index, word)."""
+    for i, w in enumerate(words):
+        segs = w.segments
+        # Most words are flags: only one whose text ends in "sh" can name a shell.
+        last = segs[-1].text if segs else None
+        if not segs or (last is not None and last != "" and not last.endswith("sh")):
+            continue
+        t = w.text
+        if t is None:
+            continue
+        base = t.rsplit("/", 1)[-1]
+        if base in ("bash", "sh", "zsh", "dash"):
+            j = i + 1
+            while j < len(words) and (words[j].text or "").startswith("-"):
+                opt = words[j].text or ""
+                if "c" in opt[1:] and not opt.startswith("--"):
+                    if j + 1 < len(words):
+                        return i, words[j + 1]
+                    return None
+                j += 1
+            return None
+    return None
+
+
+def run_shell_c(
+    ev: Evaluator,
+    words: list[Word],
+    idx: int,
+    script_word: Word,
+    assigns: dict[str, Word],
+    node: Node,
+    st: State,
+    frame: Frame,
+) -> list[State]:
+    """`[wrapper …] bash -c STRING [NAME ARGS…]`: STRING runs in a new shell, under the wrapper."""
+    wrapper = tuple(words[:idx])
+    if script_word.splat is not None:
+        # The command string is not known: keep the outer command as it is.
+        commands.record(ev, words, assigns, frame.ps.span(node), st, frame)
+        return [st]
+    sub = reparse(ev, script_word, frame)
+    if sub is None:
+        commands.record(ev, words, assigns, frame.ps.span(node), st, frame)
+        return [st]
+    child = st.fork()
+    # `bash -c` starts a new shell: only exported variables (and the prefix assignments) reach it.
+    child.vars = {k: v for k, v in child.vars.items() if v.exported}
+    for k, w in assigns.items():
+        child.vars[k] = Var(scalar=w.segments, exported=True)
+    rest = words[idx + 3 :] if idx + 2 < len(words) else []
+    child.positional = tuple(w.segments for w in rest[1:]) if all(w.splat is None for w in rest[1:]) else None
+    new_wrappers = frame.wrappers + ((wrapper,) if wrapper else ())
+    return algebra.effects_only(st, ev.block(sub.root.children, [child], Frame(sub, new_wrappers, frame.depth + 1)))
+
+
+# ---------------------------------------------------------------------- here-document scripts
+
+
+def heredoc_script(ev: Evaluator, command: Node, heredoc: Node, st: State, frame: Frame) -> list[State]:
+    """`sbatch <<EOF … EOF` (or bash/srun): the here-document is a script of its own, with
+    its own `#SBATCH` headers; an unquoted delimiter expands it when it is written."""
+    ps = frame.ps
+    words = []
+    for i, c in enumerate(command.children):
+        if command.field_name_for_child(i) in ("name", "argument") and c.type not in (
+            "file_redirect",
+            "heredoc_redirect",
+        ):
+            words.extend(expansion.expand_word(ev, c, st, frame))
+    body = next((c for c in heredoc.children if c.type == "heredoc_body"), None)
+    start = next((c for c in heredoc.children if c.type == "heredoc_start"), None)
+    if body is None:
+        return [st]
+    quoted = start is not None and any(q in ps.text(start) for q in ("'", '"', "\\"))
+    if quoted:
+        a = ps.source.char_offset(body.start_byte)
+        text = ps.text(body)
+        segs: tuple[Segment, ...] = (expansion.literal_segment(text, ps, a, a + len(text)),)
+    else:
+        pieces: list[Piece] = []
+        pos = body.start_byte
+        data = ps.parse_text
+        for c in body.children:
+            if c.type == "heredoc_content" or not c.is_named:
+                continue
+            cstart = effective_start(c, data)
+            if cstart > pos:
+                pieces.extend(expansion.dq_literal(ev, data, pos, cstart, ps, None, heredoc=True))
+            pieces.extend(expansion.pieces(ev, c, st, frame, True, None))
+            pos = c.end_byte
+        if body.end_byte > pos:
+            pieces.extend(expansion.dq_literal(ev, data, pos, body.end_byte, ps, None, heredoc=True))
+        segs = tuple(p.segment for p in pieces if isinstance(p, SegmentPiece))
+    word = Word(segs)
+    sub = reparse(ev, word, frame)
+    if sub is None:
+        return [st]
+    sbatch = plain_name(command.child_by_field_name("name")) == "sbatch"
+    headers = tuple(read_headers(sub.source)) if sbatch else ()
+    child = st.fork()
+    if not sbatch:
+        child.vars = {k: v for k, v in child.vars.items() if v.exported}
+    for name, (value, span) in implied_environment(list(headers)).items():
+        child.vars[name] = Var(scalar=(Segment(value, span),), exported=True, site=span)
+    child.positional = ()
+    wrappers = frame.wrappers + ((tuple(words),) if words else ())
+    saved = ev.headers_stack
+    ev.headers_stack = headers or saved
+    try:
+        results = ev.block(sub.root.children, [child], Frame(sub, wrappers, frame.depth + 1))
+    finally:
+        ev.headers_stack = saved
+    return algebra.effects_only(st, results)

@@ -1,0 +1,176 @@
+"""Re-reading a command string as shell (`eval "$CMD"`, `bash -c "…"`, a here-document script)
+so that every word of it still points at where its characters were written.
+
+A string written in one piece is parsed in place: a copy of its file with everything else
+blanked, so nodes keep their real lines and columns. A string assembled from several places
+(`eval "$LAUNCHER $ARGS"`) gets a `MappedSource`: offsets are those of the assembled text, spans
+point back to each part's place.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from megalint.shell.interp.state import UNKNOWN_PREFIX, Frame
+from megalint.shell.parse import ParsedScript, parse_padded, parse_text
+from megalint.shell.values import Segment, Unknown, Word
+from megalint.source import SourceFile, Span
+
+if TYPE_CHECKING:
+    from megalint.shell.interp.core import Evaluator
+
+_BLANK = re.compile(rb"[^\n]")
+
+
+class MappedSource(SourceFile):
+    """The text of a command string assembled from several places (`eval "$LAUNCHER $CMD"`):
+    offsets are those of the assembled text, spans point back to where each part was written."""
+
+    def __init__(self, text: str, segs: Sequence[Segment], anchor: Span, sources: Mapping[str, SourceFile]):
+        super().__init__(anchor.path, text)
+        self.anchor = anchor
+        # (start, end, where it was written, whether exactly there, where it came from before)
+        self._pieces: list[tuple[int, int, Span | None, bool, tuple[Span, ...]]] = []
+        pos = 0
+        for seg in segs:
+            n = len(seg.text or "")
+            # A value expanded inside the string was re-sited to its `$X`; where its characters
+            # were written is the first link of its origin.
+            site, exact, rest = (seg.origin[0] if seg.origin else seg.site), False, seg.origin[1:]
+            for k, cand in enumerate((seg.site,) + tuple(seg.origin[:1])):
+                if (
+                    cand is not None
+                    and cand.end - cand.start == n
+                    and cand.path in sources
+                    and sources[cand.path].text[cand.start : cand.end] == seg.text
+                ):
+                    site, exact, rest = cand, True, seg.origin[k:] if k else seg.origin
+                    break
+            self._pieces.append((pos, pos + n, site, exact, tuple(rest)))
+            pos += n
+        self._sources = sources
+        self._piece_starts = [p[0] for p in self._pieces]
+
+    def _index(self, offset: int, end: bool) -> int | None:
+        i = bisect.bisect_right(self._piece_starts, offset - 1 if end else offset) - 1
+        while 0 <= i < len(self._pieces):
+            start, stop = self._pieces[i][0], self._pieces[i][1]
+            if start <= offset < stop or (end and start < offset <= stop):
+                return i
+            if start > offset:
+                return None
+            i += 1
+        return None
+
+    def _at(self, offset: int, end: bool) -> tuple[int, Span | None, bool]:
+        i = self._index(offset, end)
+        if i is None:
+            return 0, None, False
+        start, _stop, site, exact, _ = self._pieces[i]
+        return start, site, exact
+
+    def cuts(self, a: int, b: int) -> list[tuple[int, int]]:
+        """[a, b) cut where the characters come from different places."""
+        out = []
+        i = self._index(a, False)
+        while i is not None and i < len(self._pieces):
+            start, stop = self._pieces[i][0], self._pieces[i][1]
+            if start >= b:
+                break
+            x, y = max(a, start), min(b, stop)
+            if x < y:
+                out.append((x, y))
+            i += 1
+        return out or [(a, b)]
+
+    def placed(self, a: int, b: int) -> tuple[Span, tuple[Span, ...]] | None:
+        """(span, origin) of [a, b) when its characters come from one place, else None."""
+        i = self._index(a, False)
+        if i is None or b > self._pieces[i][1]:
+            return None
+        return self.span(a, b), self._pieces[i][4]
+
+    def origin(self, a: int, b: int) -> tuple[Span, ...]:
+        """Where the characters [a, b) came from before they were written where `span` says."""
+        i = self._index(a, False)
+        if i is None:
+            return ()
+        start, stop, _site, _exact, rest = self._pieces[i]
+        return rest if b <= stop else ()
+
+    def span(self, a: int, b: int) -> Span:
+        s0, site_a, exact_a = self._at(a, False)
+        s1, site_b, exact_b = self._at(b, True)
+        if site_a is None or site_b is None:
+            return site_a or site_b or self.anchor
+        src_a = self._sources.get(site_a.path)
+        start = site_a.start + (a - s0) if exact_a else site_a.start
+        end = site_b.start + (b - s1) if exact_b else site_b.end
+        if site_a.path == site_b.path and src_a is not None and start <= end:
+            return src_a.span(start, end)
+        return site_a
+
+    def span_bytes(self, start_byte: int, end_byte: int) -> Span:
+        return self.span(self.char_offset(start_byte), self.char_offset(end_byte))
+
+
+def reparse(ev: Evaluator, word: Word, frame: Frame) -> ParsedScript | None:
+    """Parse a command string as shell; positions map back when it is one literal run.
+    The same string on another path (or in a loop) gets the same tree, and so shares the
+    expansions remembered on it."""
+    if word.splat is not None:
+        return None
+    key = (frame.ps.source.path, word.partial_text)
+    seen = ev.reparsed.setdefault(key, [])
+    for segs, ps in seen:
+        if segs == word.segments:
+            return ps
+    ev.check_reads(word.partial_text)
+    parsed = _parse(ev, word, frame)
+    seen.append((word.segments, parsed))
+    return parsed
+
+
+def _parse(ev: Evaluator, word: Word, frame: Frame) -> ParsedScript:
+    if word.text is None:
+        # Unknown parts become variables that hold their Unknown, so the command string
+        # can still be read: `--rdzv_endpoint $MASTER_ADDR:6000` stays one unknown word.
+        parts = []
+        for seg in word.segments:
+            if seg.text is None:
+                unknown = seg.unknown or Unknown("unknown value", seg.site)
+                name = ev.unknown_names.get(unknown)
+                if name is None:
+                    name = ev.unknown_names[unknown] = f"{UNKNOWN_PREFIX}{len(ev.unknown_tokens)}"
+                    ev.unknown_tokens[name] = unknown
+                parts.append(Segment("${" + name + "}", seg.site))
+            else:
+                parts.append(seg)
+        word = Word(tuple(parts))
+    text = word.text or ""
+    segs = word.segments
+    origin_span = None
+    if len(segs) == 1 and segs[0].site is not None and len(text) == segs[0].site.end - segs[0].site.start:
+        origin_span = segs[0].site
+    if origin_span is not None:
+        src = ev.sources.get(origin_span.path)
+        if src is not None and src.text[origin_span.start : origin_span.end] == text:
+            # Same characters in place: parse a copy of the file where everything else is blank,
+            # so every node keeps its real line and column (and byte offset).
+            prefix = (
+                src.data[: len(src.text[: origin_span.start].encode("utf-8"))]
+                if not src._ascii
+                else src.data[: origin_span.start]
+            )
+            padded = _BLANK.sub(b" ", prefix) + text.encode("utf-8")
+            return parse_padded(src, padded)
+    # Built from several pieces: each character maps back to where it was written.
+    anchor = word.span
+    if anchor is not None:
+        ps = parse_text(anchor.path, text)
+        ps.source = MappedSource(text, segs, anchor, ev.sources)
+        return ps
+    return parse_text(frame.ps.source.path, text)

@@ -1,0 +1,154 @@
+"""Word splitting: pieces (pieces.py) cut into the fields a command receives, each field a `Word`
+whose segments still point at where their text was written.
+
+Unquoted text from an expansion is cut at blanks. An expansion that gave exactly one field is
+shown where it is written (`$TP`); one that gave several (`$ARGS`) keeps each field where its
+text was written, and records the expansion in the segment's `via`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from megalint.shell.interp.pieces import Expansion, FieldBreak, Piece, SegmentPiece, Splat
+from megalint.shell.interp.state import MAX_FIELDS, Frame, Node, oversized, too_long
+from megalint.shell.values import Segment, Unknown, Word
+from megalint.source import SourceFile, Span
+
+if TYPE_CHECKING:
+    from megalint.shell.interp.core import Evaluator
+
+IFS = re.compile(r"[ \t\n]+")
+
+
+def split(ev: Evaluator, pieces: list[Piece], node: Node, frame: Frame) -> list[Word]:
+    """The fields `pieces` (the expansion of `node`) make, within the size limits."""
+    words = _split(ev, pieces)
+    if len(words) > MAX_FIELDS or any(oversized(w.segments) for w in words):
+        span = frame.ps.span(node)
+        if len(words) > MAX_FIELDS:
+            return [Word((), Unknown(f"more than {MAX_FIELDS} words from one expansion (too long to follow)", span))]
+        return [Word((Segment(None, span, (), too_long(span)),)) if oversized(w.segments) else w for w in words]
+    return words
+
+
+def _split(ev: Evaluator, pieces: list[Piece]) -> list[Word]:
+    for p in pieces:
+        if not isinstance(p, SegmentPiece) or p.split or p.expansion is not None:
+            break
+    else:
+        # Literal text only (a plain word, a quoted string): one field, as written.
+        return [Word(tuple(p.segment for p in pieces if isinstance(p, SegmentPiece)))] if pieces else []
+    fields: list[list[tuple[Segment, Expansion | None]]] = []
+    cur: list[tuple[Segment, Expansion | None]] = []
+    have = False
+    splats: dict[int, Unknown] = {}
+    for p in pieces:
+        if isinstance(p, SegmentPiece):
+            seg, eid = p.segment, p.expansion
+            if not p.split or seg.text is None:
+                cur.append((seg, eid))
+                have = True
+                continue
+            for sub in _segment_parts(ev, seg, seg.text):
+                if sub is None:
+                    if have:
+                        fields.append(cur)
+                    cur, have = [], False
+                else:
+                    cur.append((sub, eid))
+                    have = True
+        elif isinstance(p, FieldBreak):
+            if have:
+                fields.append(cur)
+            cur, have = [], False
+        elif isinstance(p, Splat):
+            if have:
+                fields.append(cur)
+            cur, have = [], False
+            splats[len(fields)] = p.unknown
+            fields.append([])
+        else:  # quoted-empty
+            have = True
+    if have:
+        fields.append(cur)
+    # An expansion that produced exactly one field is shown where it is written (`$TP`);
+    # one that produced several keeps each field where its text was written.
+    # (Expansions are compared by identity: the pieces of one expansion share one object, and
+    # hashing the span inside it costs more than the rest of the split.)
+    count: dict[int, int] = {}
+    for f in fields:
+        seen = None
+        for _, e in f:
+            if e is not None:
+                k = id(e)
+                if seen is None:
+                    seen = {k}
+                elif k in seen:
+                    continue
+                else:
+                    seen.add(k)
+                count[k] = count.get(k, 0) + 1
+    words = []
+    for fi, f in enumerate(fields):
+        if fi in splats:
+            words.append(Word((), splats[fi]))
+            continue
+        segs = []
+        for seg, eid in f:
+            if eid is not None:
+                eid_span, is_array = eid.span, eid.array
+                if count.get(id(eid)) == 1 and not is_array:
+                    origin = ((seg.site,) if seg.site is not None and seg.site != eid_span else ()) + seg.origin
+                    seg = Segment(seg.text, eid_span, origin, seg.unknown, seg.via, seg.assumed)
+                elif eid_span not in seg.via:
+                    seg = Segment(seg.text, seg.site, seg.origin, seg.unknown, seg.via + (eid_span,), seg.assumed)
+            segs.append(seg)
+        words.append(Word(tuple(segs)))
+    return words
+
+
+def _segment_parts(ev: Evaluator, seg: Segment, text: str) -> list[Segment | None]:
+    """A splittable segment (its text `text`) cut at blanks: sub-segments, None where a field
+    ends. The same segment (a value shared by several paths, or read again) is cut once."""
+    got = ev.parts_of.get(id(seg))
+    if got is not None and got[0] is seg:
+        return got[1]
+    parts: list[Segment | None] = []
+    pos = 0
+    for m in IFS.finditer(text):
+        if m.start() > pos:
+            parts.append(_sub_segment(ev, seg, text, pos, m.start()))
+        parts.append(None)
+        pos = m.end()
+    if pos < len(text):
+        parts.append(_sub_segment(ev, seg, text, pos, len(text)))
+    ev.parts_of[id(seg)] = (seg, parts)
+    return parts
+
+
+def _sub_segment(ev: Evaluator, seg: Segment, text: str, a: int, b: int) -> Segment:
+    if a == 0 and b == len(text):
+        return seg
+    return Segment(text[a:b], sub_site(ev, seg, text, a, b), seg.origin, seg.unknown, seg.via, seg.assumed)
+
+
+def sub_site(ev: Evaluator, seg: Segment, text: str, a: int, b: int) -> Span | None:
+    """Where text[a:b] of a segment (its text `text`) is written: exact when the segment's text
+    is there as it is, else the segment's own site."""
+    site = seg.site
+    if a == 0 and b == len(text):
+        return site
+    src = in_place(ev, seg, text)
+    return site if src is None or site is None else src.span(site.start + a, site.start + b)
+
+
+def in_place(ev: Evaluator, seg: Segment, text: str) -> SourceFile | None:
+    """The source file whose text at the segment's site is the segment's text `text`, or None."""
+    site = seg.site
+    if site is not None and site.end - site.start == len(text) and site.path in ev.sources:
+        src = ev.sources[site.path]
+        if src.text[site.start : site.end] == text:
+            return src
+    return None
