@@ -17,6 +17,7 @@ from megalint.diagnostics import Diagnostic
 from megalint.engine import Evaluation, RuleSet, Target, evaluate
 from megalint.hardware.detect import choose_gpu
 from megalint.hardware.profiles import Detection, GpuProfile
+from megalint.launch.environment import environment_opaque
 from megalint.launch.extract import extract_launches
 from megalint.launch.model import Launch
 from megalint.megatron.bind import BoundArgs, ProblemKind, bind
@@ -102,39 +103,6 @@ def catalogue_for(text: str | None) -> tuple[Catalogue, str, str | None]:
         return _catalogue(res.version), res.version, res.note
     with resources.as_file(best[1]) as path:
         return Catalogue.from_file(path), f"{major}.{minor}", None
-
-
-_ENV_LOADERS = {
-    ("module", "load"),
-    ("module", "add"),
-    ("module", "restore"),
-    ("module", "swap"),
-    ("ml", None),
-    ("spack", "load"),
-    ("conda", "activate"),
-}
-
-
-def environment_opaque(facts: ScriptFacts) -> str | None:
-    """Why the environment a launch gets cannot be listed in full, or None when it can.
-
-    A sourced file that was not read, or an environment module, may export anything: a rule
-    that asks whether a variable is *absent* cannot be decided then."""
-    for note in facts.notes:
-        # The evaluator reports a `source` it could not follow only as a note.
-        if "(a cycle)" not in note and (
-            "its variables are not read" in note or "not followed" in note or "cannot read sourced file" in note
-        ):
-            return note
-    for path in facts.paths:
-        for rec in path.commands:
-            t = [w.text for w in rec.words[:2]]
-            if t and ((t[0], t[1] if len(t) > 1 else None) in _ENV_LOADERS or (t[0], None) in _ENV_LOADERS):
-                return (
-                    f"`{' '.join(x for x in t if x)}` at {rec.span.path}:{rec.span.start_line} may export "
-                    "variables that are not known"
-                )
-    return None
 
 
 # Arguments the estimator reads that have no entry in its defaults table.
