@@ -20,10 +20,11 @@ from megalint.hardware.profiles import Detection, GpuProfile
 from megalint.launch.environment import environment_opaque
 from megalint.launch.extract import extract_launches
 from megalint.launch.model import Launch
-from megalint.megatron.bind import BoundArgs, ProblemKind, bind
+from megalint.megatron.bind import BoundArgs
 from megalint.megatron.catalogue import Catalogue
 from megalint.megatron.derived import derive
-from megalint.megatron.supplied import supplied_args
+from megalint.megatron.entry_points import bind_entry_point
+from megalint.megatron.forks import megatron_fork
 from megalint.megatron.versions import VersionError, parse_version, resolve
 from megalint.shell.analyze import analyze_parsed
 from megalint.shell.facts import ScriptFacts
@@ -191,10 +192,8 @@ def lint_facts(facts: ScriptFacts, settings: Settings) -> FileResult:
     fork_targets: list[Target] = []
     results: list[LaunchResult] = []
     for launch in launches:
-        bound = bind(launch.argv, catalogue)
-        bound.problems = _entry_problems(launch, bound.problems)
-        bound = supplied_args(
-            bound, version, stock_entry(launch) is not None, launch.entry.text if launch.entry is not None else None
+        bound = bind_entry_point(
+            launch.argv, launch.entry.text if launch.entry is not None else None, catalogue, version
         )
         world = launch.world_size.value
         derived = derive(bound, world if world is not None else launch.world_size.unknown, version)
@@ -217,7 +216,7 @@ def lint_facts(facts: ScriptFacts, settings: Settings) -> FileResult:
         )
         locator = ScriptLocator(launch, bound, facts, detection, facts.findings)
         cond = " and ".join(launch.condition) if launch.condition else None
-        fork = megatron_fork(launch)
+        fork = megatron_fork(launch.argv)
         if fork is not None:
             ctx["problems"] = []
             ctx["unknown"]["megatron"] = fork
@@ -245,96 +244,6 @@ FORK_NEUTRAL_RULES = frozenset(
         "low-memory-headroom",
     }
 )
-
-
-def megatron_fork(launch: Launch) -> str | None:
-    """Why a launch runs a Megatron fork rather than Megatron-LM, or None.
-
-    `--deepspeed` belongs to Megatron-DeepSpeed (microsoft, bigscience, argonne-lcf): its flags
-    and checks differ (the DeepSpeed pipeline engine partitions layers itself), so Megatron-LM's
-    argument rules would be false alarms there."""
-    for w in launch.argv:
-        if w.text in ("--deepspeed", "--deepspeed_config", "--deepspeed-config") or (w.text or "").startswith(
-            "--deepspeed_config="
-        ):
-            return (
-                "this launch passes --deepspeed: it runs Megatron-DeepSpeed, whose arguments and "
-                "checks differ from Megatron-LM's"
-            )
-    return None
-
-
-# Megatron-LM's own entry points whose parser is `add_megatron_arguments` alone, and the flags
-# each may add. pretrain_gpt.py/pretrain_hybrid.py add the ModelOpt flags only when
-# nvidia-modelopt is importable (pretrain_gpt.py:526@d98e8a64, pretrain_hybrid.py:543@d98e8a64),
-# which cannot be told from the script: those flags are neither known nor unknown.
-_MODELOPT_FLAGS = frozenset(
-    {
-        "--enable-gpt-oss",
-        "--export-default-te-spec",
-        "--export-force-local-attention",
-        "--export-kd-cfg",
-        "--export-kd-teacher-ckpt-format",
-        "--export-kd-teacher-load",
-        "--export-kd-teacher-model-config",
-        "--export-kv-cache-quant",
-        "--export-legacy-megatron",
-        "--export-model-type",
-        "--export-moe-apply-probs-on-input",
-        "--export-offline-model",
-        "--export-qk-l2-norm",
-        "--export-quant-cfg",
-        "--export-real-quant-cfg",
-        "--export-te-mcore-model",
-        "--finetune-data-files",
-        "--finetune-data-split",
-        "--finetune-hf-dataset",
-        "--freeze-base-for-mtp",
-        "--modelopt-enabled",
-        "--qad-train-target",
-    }
-)  # megatron/post_training/arguments.py@d98e8a64
-STOCK_ENTRY_POINTS = {
-    "pretrain_gpt.py": _MODELOPT_FLAGS,
-    "pretrain_hybrid.py": _MODELOPT_FLAGS,
-    "pretrain_mamba.py": frozenset(),
-    "pretrain_bert.py": frozenset(),
-    "pretrain_t5.py": frozenset(),
-    "pretrain_retro.py": frozenset(),
-    "pretrain_ict.py": frozenset(),
-    "pretrain_vision_classify.py": frozenset(),
-    "pretrain_vision_dino.py": frozenset(),
-    "pretrain_vision_inpaint.py": frozenset(),
-}
-# What an entry point's own parser may accept beyond Megatron-LM's: a flag it adds, a word
-# that is the value of such a flag, a positional of its own, or another version's choices.
-_ENTRY_DEPENDENT = frozenset(
-    {ProblemKind.UNKNOWN_FLAG, ProblemKind.OTHER_VERSION, ProblemKind.POSITIONAL, ProblemKind.INVALID_CHOICE}
-)
-
-
-def stock_entry(launch: Launch) -> frozenset[str] | None:
-    """The flags a stock Megatron-LM entry point may add, or None when the entry point is not
-    one (a script of `examples/`, a fork's or a toolkit's own `pretrain_*.py`, an unknown
-    path): such a script adds flags through `extra_args_provider` and may vendor any Megatron."""
-    text = launch.entry.text if launch.entry is not None else None
-    if text is None:
-        return None
-    parts = text.replace("\\", "/").split("/")
-    if any(p in ("examples", "toolkits", "tasks", "tools") for p in parts[:-1]):
-        return None
-    return STOCK_ENTRY_POINTS.get(parts[-1])
-
-
-def _entry_problems(launch: Launch, problems: list) -> list:
-    extra = stock_entry(launch)
-    if extra is None:
-        return [p for p in problems if p.kind not in _ENTRY_DEPENDENT]
-    return [
-        p
-        for p in problems
-        if not (p.kind in (ProblemKind.UNKNOWN_FLAG, ProblemKind.OTHER_VERSION) and p.option in extra)
-    ]
 
 
 def _merge_into(evaluation: Evaluation, other: Evaluation) -> None:
