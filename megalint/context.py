@@ -8,8 +8,6 @@ left out and its reason recorded under `unknown`, so that a rule needing it is u
 
 from __future__ import annotations
 
-import enum
-import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -19,31 +17,11 @@ from megalint.hardware.profiles import Detection, GpuProfile
 from megalint.launch.model import Launch, Quantity
 from megalint.megatron.bind import BoundArgs, Problem, ProblemKind
 from megalint.megatron.derived import Derived
+from megalint.megatron.plain import plain
 from megalint.megatron.releases import RENAMED, release_history
 from megalint.shell.facts import ScriptFacts, ShellFinding
 from megalint.shell.values import Unknown, Word
 from megalint.source import SourceFile, Span
-
-
-def plain(value: Any) -> Any:
-    """A value as CEL and JSON take it, or Unknown."""
-    if isinstance(value, Unknown):
-        return value
-    if isinstance(value, enum.Enum):
-        return value.name
-    if isinstance(value, float) and (math.isinf(value) or math.isnan(value)):
-        return str(value)
-    if isinstance(value, (list, tuple)):
-        items = [plain(v) for v in value]
-        for v in items:
-            if isinstance(v, Unknown):
-                return v
-        return items
-    if isinstance(value, dict):
-        return {str(k): plain(v) for k, v in value.items()}
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    return str(value)
 
 
 def _put(ctx: dict, root: str, key: str, value: Any, unknown: dict) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from megalint.context import ScriptLocator, build_context, plain
+from megalint.context import ScriptLocator, build_context
 from megalint.diagnostics import Diagnostic
 from megalint.engine import Evaluation, RuleSet, Target, evaluate
 from megalint.hardware.detect import choose_gpu
@@ -22,6 +22,7 @@ from megalint.megatron.catalogue_choice import catalogue_for
 from megalint.megatron.derived import derive
 from megalint.megatron.entry_points import bind_entry_point
 from megalint.megatron.forks import megatron_fork
+from megalint.megatron.plain import plain
 from megalint.shell.analyze import analyze_parsed
 from megalint.shell.facts import ScriptFacts
 from megalint.shell.parse import parse_text
