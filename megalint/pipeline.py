@@ -23,6 +23,7 @@ from megalint.megatron.derived import derive
 from megalint.megatron.entry_points import bind_entry_point
 from megalint.megatron.forks import megatron_fork
 from megalint.megatron.plain import plain
+from megalint.memory.launch_view import launch_memory
 from megalint.shell.analyze import analyze_parsed
 from megalint.shell.facts import ScriptFacts
 from megalint.shell.parse import parse_text
@@ -70,72 +71,6 @@ class FileResult:
         return self.facts.sources
 
 
-# Arguments the estimator reads that have no entry in its defaults table.
-_MEMORY_EXTRA = (
-    "num_layers",
-    "hidden_size",
-    "num_attention_heads",
-    "seq_length",
-    "micro_batch_size",
-    "global_batch_size",
-    "max_position_embeddings",
-    "recompute_activations",
-    "num_layers_in_first_pipeline_stage",
-    "num_layers_in_last_pipeline_stage",
-    "virtual_pipeline_model_parallel_size",
-    "cuda_graph_impl",
-    "enable_cuda_graph",
-    "external_cuda_graph",
-    "fine_grained_activation_offloading",
-    "cpu_offloading",
-)
-
-
-def _memory(
-    bound: BoundArgs,
-    world: int | None,
-    derived: dict | None = None,
-    profile: GpuProfile | None = None,
-    gpus_per_node: int | None = None,
-):
-    """The memory estimate as the rule context holds it, or (None, why not).
-
-    The vocabulary is the one input that often stays unknown (it comes from the tokenizer's
-    files): the estimate is then made without embedding and output layer and marked as a
-    lower bound, which still proves an OOM when the rest alone does not fit.
-    """
-    from megalint.memory import DEFAULTS, InvalidConfig, estimate
-    from megalint.memory.report import context_view
-
-    if world is None:
-        return None, "the world size is not known"
-    args = {}
-    for dest in (*DEFAULTS, *_MEMORY_EXTRA):
-        arg = bound.get(dest)
-        if arg is None:
-            continue
-        if not arg.known:
-            return None, f"--{dest.replace('_', '-')}: {arg.unknown.reason}"
-        args[dest] = plain(arg.value)
-    not_counted: dict[str, str] = {}
-    pv = (derived or {}).get("padded_vocab_size")
-    if pv is not None and pv.known and pv.value is not None:
-        args["padded_vocab_size"] = int(pv.value)
-    else:
-        reason = pv.value.reason if pv is not None and not pv.known else "the padded vocabulary size is not known"
-        args["padded_vocab_size"] = 0
-        not_counted["embedding_and_output_layer"] = reason
-    try:
-        est = estimate(args, world)
-    except InvalidConfig as exc:
-        return None, f"the layout is invalid: {exc}"
-    except (ValueError, TypeError, ZeroDivisionError, KeyError) as exc:
-        return None, f"the estimate could not be made: {exc}"
-    if not est.complete:
-        return None, "the estimate needs " + ", ".join(est.missing)
-    return context_view(est, args, profile, not_counted, gpus_per_node), None
-
-
 def lint_text(path: str, text: str, settings: Settings) -> FileResult:
     ps = parse_text(path, text)
     facts = analyze_parsed(
@@ -162,7 +97,7 @@ def lint_facts(facts: ScriptFacts, settings: Settings) -> FileResult:
         world = launch.world_size.value
         derived = derive(bound, world if world is not None else launch.world_size.unknown, version)
         memory, memory_unknown = (
-            _memory(bound, world, derived, profile, launch.nproc_per_node.value)
+            launch_memory(bound, world, derived, profile, launch.nproc_per_node.value)
             if settings.with_memory
             else (None, "not computed")
         )
