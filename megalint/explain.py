@@ -13,11 +13,11 @@ import os
 import sys
 from dataclasses import dataclass, field
 
-from megalint.context import ScriptLocator
 from megalint.diagnostics import Diagnostic
 from megalint.engine import Evaluation, RuleSet, Target, evaluate
 from megalint.engine.evaluate import FAILED, FIRED, NOT_APPLICABLE, PASSED, UNDECIDED
 from megalint.pipeline import SHELL_CATEGORY, FileResult, lint_text
+from megalint.rulecontext.locator import LaunchLocator
 from megalint.shell.parse import InputError, decode
 from megalint.suppress import apply_suppressions
 
@@ -89,7 +89,7 @@ def explain_result(result: FileResult, rules: RuleSet, text: str) -> dict:
 
     launches = []
     for i, lr in enumerate(result.launches, 1):
-        locator = ScriptLocator(lr.launch, lr.bound, result.facts, lr.detection, result.facts.findings)
+        locator = LaunchLocator(lr.launch, lr.bound, result.facts, lr.detection, result.facts.findings)
         cond = " and ".join(lr.launch.condition) if lr.launch.condition else None
         ev = evaluate(launch_rules, [Target(lr.context, locator, cond)])
         launch = lr.launch

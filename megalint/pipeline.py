@@ -8,8 +8,8 @@ way on the command line.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
-from megalint.context import ScriptLocator, build_context
 from megalint.diagnostics import Diagnostic
 from megalint.engine import Evaluation, RuleSet, Target, evaluate
 from megalint.hardware.detect import choose_gpu
@@ -22,12 +22,14 @@ from megalint.megatron.catalogue_choice import catalogue_for
 from megalint.megatron.derived import derive
 from megalint.megatron.entry_points import bind_entry_point
 from megalint.megatron.forks import megatron_fork
-from megalint.megatron.plain import plain
 from megalint.memory.launch_view import launch_memory
+from megalint.rulecontext.launch import build_context
+from megalint.rulecontext.locator import LaunchLocator
+from megalint.rulecontext.script import ScriptLocator, script_context
 from megalint.shell.analyze import analyze_parsed
 from megalint.shell.facts import ScriptFacts
 from megalint.shell.parse import parse_text
-from megalint.source import SourceFile, Span
+from megalint.source import SourceFile
 
 SHELL_CATEGORY = "shell"
 
@@ -47,7 +49,7 @@ class Settings:
 class LaunchResult:
     launch: Launch
     bound: BoundArgs
-    context: dict
+    context: dict[str, Any]
     detection: Detection | None
     gpu: GpuProfile | None
 
@@ -91,9 +93,8 @@ def lint_facts(facts: ScriptFacts, settings: Settings) -> FileResult:
     fork_targets: list[Target] = []
     results: list[LaunchResult] = []
     for launch in launches:
-        bound = bind_entry_point(
-            launch.argv, launch.entry.text if launch.entry is not None else None, catalogue, version
-        )
+        entry = launch.entry.text if launch.entry is not None else None
+        bound = bind_entry_point(launch.argv, entry, catalogue, version)
         world = launch.world_size.value
         derived = derive(bound, world if world is not None else launch.world_size.unknown, version)
         memory, memory_unknown = (
@@ -101,6 +102,7 @@ def lint_facts(facts: ScriptFacts, settings: Settings) -> FileResult:
             if settings.with_memory
             else (None, "not computed")
         )
+        fork = megatron_fork(launch.argv)
         ctx = build_context(
             launch,
             bound,
@@ -112,22 +114,18 @@ def lint_facts(facts: ScriptFacts, settings: Settings) -> FileResult:
             memory,
             memory_unknown,
             env_opaque=env_opaque,
+            fork=fork,
         )
-        locator = ScriptLocator(launch, bound, facts, detection, facts.findings)
+        locator = LaunchLocator(launch, bound, facts, detection, facts.findings)
         cond = " and ".join(launch.condition) if launch.condition else None
-        fork = megatron_fork(launch.argv)
-        if fork is not None:
-            ctx["problems"] = []
-            ctx["unknown"]["megatron"] = fork
-            fork_targets.append(Target(ctx, locator, cond))
-        else:
-            targets.append(Target(ctx, locator, cond))
+        (targets if fork is None else fork_targets).append(Target(ctx, locator, cond))
         results.append(LaunchResult(launch, bound, ctx, detection, profile))
     evaluation = evaluate(launch_rules, targets)
     if fork_targets:
         _merge_into(evaluation, evaluate(fork_rules, fork_targets))
     if facts.findings and len(shell_rules):
-        _merge_into(evaluation, evaluate(shell_rules, [_script_target(facts, version)]))
+        script = Target(script_context(facts, version), ScriptLocator(facts), None)
+        _merge_into(evaluation, evaluate(shell_rules, [script]))
     return FileResult(facts.path, facts, results, evaluation, version, version_note, gpu_reason)
 
 
@@ -146,29 +144,8 @@ FORK_NEUTRAL_RULES = frozenset(
 
 
 def _merge_into(evaluation: Evaluation, other: Evaluation) -> None:
-    evaluation.diagnostics = sorted(evaluation.diagnostics + other.diagnostics, key=lambda d: d.sort_key())
+    evaluation.diagnostics = sorted(evaluation.diagnostics + other.diagnostics, key=Diagnostic.sort_key)
     evaluation.undecided += other.undecided
     evaluation.failures += other.failures
     for k, v in other.outcomes.items():
         evaluation.outcomes.setdefault(k, set()).update(v)
-
-
-class _ScriptOnlyLocator(ScriptLocator):
-    """For shell-level findings, which belong to the script and not to one launch."""
-
-    def launch(self) -> Span:
-        src = self.facts.sources[self.facts.path]
-        return src.span(0, min(len(src.text), max(1, len(src.line_text(1)))))
-
-
-def _script_target(facts: ScriptFacts, version: str) -> Target:
-    ctx = {"shell": [], "megatron": version, "unknown": {}}
-    for i, f in enumerate(facts.findings):
-        ctx["shell"].append(
-            {"index": i, "kind": f.kind, "message": f.message, **{k: plain(v) for k, v in f.data.items()}}
-        )
-    dummy = Launch("none", (), None, (), {}, None, None, None, facts.findings[0].span)  # type: ignore[arg-type]
-    from megalint.megatron.bind import BoundArgs as _BA
-
-    empty = _BA(version, None, {}, [], [])  # type: ignore[arg-type]
-    return Target(ctx, _ScriptOnlyLocator(dummy, empty, facts, None, facts.findings), None)
