@@ -23,6 +23,7 @@ from megalint.megatron.derived import derive
 from megalint.megatron.entry_points import bind_entry_point
 from megalint.megatron.forks import megatron_fork
 from megalint.memory.launch_view import launch_memory
+from megalint.rule_scope import by_scope
 from megalint.rulecontext.launch import build_context
 from megalint.rulecontext.locator import LaunchLocator
 from megalint.rulecontext.script import ScriptLocator, script_context
@@ -30,8 +31,6 @@ from megalint.shell.analyze import analyze_parsed
 from megalint.shell.facts import ScriptFacts
 from megalint.shell.parse import parse_text
 from megalint.source import SourceFile
-
-SHELL_CATEGORY = "shell"
 
 
 @dataclass
@@ -86,9 +85,7 @@ def lint_facts(facts: ScriptFacts, settings: Settings) -> FileResult:
     profile, detection, gpu_reason = choose_gpu(facts, settings.gpu)
     launches = extract_launches(facts)
     env_opaque = environment_opaque(facts)
-    shell_rules = RuleSet([r for r in settings.rules if r.category == SHELL_CATEGORY])
-    launch_rules = RuleSet([r for r in settings.rules if r.category != SHELL_CATEGORY])
-    fork_rules = RuleSet([r for r in launch_rules if r.name in FORK_NEUTRAL_RULES])
+    scopes = by_scope(settings.rules)
     targets: list[Target] = []
     fork_targets: list[Target] = []
     results: list[LaunchResult] = []
@@ -120,27 +117,13 @@ def lint_facts(facts: ScriptFacts, settings: Settings) -> FileResult:
         cond = " and ".join(launch.condition) if launch.condition else None
         (targets if fork is None else fork_targets).append(Target(ctx, locator, cond))
         results.append(LaunchResult(launch, bound, ctx, detection, profile))
-    evaluation = evaluate(launch_rules, targets)
+    evaluation = evaluate(scopes.launch, targets)
     if fork_targets:
-        _merge_into(evaluation, evaluate(fork_rules, fork_targets))
-    if facts.findings and len(shell_rules):
+        _merge_into(evaluation, evaluate(scopes.fork, fork_targets))
+    if facts.findings and len(scopes.script):
         script = Target(script_context(facts, version), ScriptLocator(facts), None)
-        _merge_into(evaluation, evaluate(shell_rules, [script]))
+        _merge_into(evaluation, evaluate(scopes.script, [script]))
     return FileResult(facts.path, facts, results, evaluation, version, version_note, gpu_reason)
-
-
-# Rules about the launch itself (its world size, GPU, network, memory), which hold for the
-# Megatron forks too; every other rule encodes a check of Megatron-LM's own argument code.
-FORK_NEUTRAL_RULES = frozenset(
-    {
-        "world-size-divisibility",
-        "fp8-requires-hopper",
-        "overlap-param-gather-on-volta",
-        "missing-nccl-ib-timeout",
-        "predicted-oom",
-        "low-memory-headroom",
-    }
-)
 
 
 def _merge_into(evaluation: Evaluation, other: Evaluation) -> None:
