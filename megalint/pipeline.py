@@ -17,7 +17,7 @@ from megalint.hardware.profiles import Detection, GpuProfile
 from megalint.launch.environment import environment_opaque
 from megalint.launch.extract import extract_launches
 from megalint.launch.model import Launch
-from megalint.megatron.bind import BoundArgs
+from megalint.megatron.bound import BoundArgs
 from megalint.megatron.catalogue_choice import catalogue_for
 from megalint.megatron.derived import derive
 from megalint.megatron.entry_points import bind_entry_point

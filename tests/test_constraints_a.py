@@ -12,7 +12,8 @@ import pytest
 
 from megalint.diagnostics import Severity
 from megalint.engine import load_rules
-from megalint.megatron.bind import bind, literal_argv
+from megalint.megatron.argv_words import literal_argv
+from megalint.megatron.bind import bind
 from megalint.megatron.catalogue import Catalogue
 from megalint.megatron.derived import derive, parse_pipeline_layout
 from megalint.megatron.releases import RENAMED, release_history

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from megalint.megatron.bind import BoundArgs
+from megalint.megatron.bound import BoundArgs
 from megalint.megatron.versions import version_key
 from megalint.shell.values import Unknown
 

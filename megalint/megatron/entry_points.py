@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from megalint.megatron.bind import BoundArgs, Problem, ProblemKind, bind
+from megalint.megatron.bind import bind
+from megalint.megatron.bound import BoundArgs, Problem, ProblemKind
 from megalint.megatron.catalogue import Catalogue
 from megalint.megatron.supplied import supplied_args
 from megalint.shell.values import Word

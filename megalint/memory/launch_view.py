@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from megalint.hardware.profiles import GpuProfile
-from megalint.megatron.bind import BoundArgs
+from megalint.megatron.bound import BoundArgs
 from megalint.megatron.derived import Derived
 from megalint.megatron.plain import plain
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from megalint.hardware.profiles import GpuProfile
 from megalint.launch.model import Launch, Quantity
-from megalint.megatron.bind import BoundArgs
+from megalint.megatron.bound import BoundArgs
 from megalint.megatron.derived import Derived
 from megalint.megatron.plain import plain
 from megalint.rulecontext.findings import shell_entries

@@ -10,7 +10,7 @@ from typing import Any
 from megalint.diagnostics import Edit
 from megalint.hardware.profiles import Detection
 from megalint.launch.model import Launch
-from megalint.megatron.bind import BoundArgs, Occurrence
+from megalint.megatron.bound import BoundArgs, Occurrence
 from megalint.shell.facts import ScriptFacts, ShellFinding
 from megalint.shell.values import Word
 from megalint.source import SourceFile, Span

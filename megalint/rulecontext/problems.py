@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from megalint.megatron.bind import BoundArgs, Problem, ProblemKind
+from megalint.megatron.bound import BoundArgs, Problem, ProblemKind
 from megalint.megatron.plain import plain
 from megalint.megatron.releases import RENAMED, release_history
 
