@@ -11,8 +11,9 @@ from megalint.megatron.bound import BoundArgs
 from megalint.megatron.derived import Derived
 from megalint.megatron.plain import plain
 
+from .arg_values import InvalidConfig
 from .defaults import DEFAULTS
-from .estimator import InvalidConfig, estimate
+from .estimator import estimate
 from .report import context_view
 
 # Arguments the estimator reads that have no entry in its defaults table.

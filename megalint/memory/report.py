@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .breakdown import MemoryEstimate, StageEstimate
 from .calibration import WARN_FRACTION
-from .estimator import MemoryEstimate, StageEstimate
 from .suggest import plan, suggest
 
 TERM_LABELS = {

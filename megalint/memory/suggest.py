@@ -22,9 +22,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .arg_values import InvalidConfig
+from .breakdown import MemoryEstimate
 from .calibration import DEFAULT_CALIBRATION, Calibration
 from .defaults import with_defaults
-from .estimator import InvalidConfig, MemoryEstimate, estimate
+from .estimator import estimate
 
 
 @dataclass(frozen=True)
