@@ -257,7 +257,7 @@ class _Binder:
             converted.append(v)
         if spec.nargs in (None, "?") and spec.action in ("store", "append"):
             if not values:
-                value: Any = spec.const
+                value = spec.const
             else:
                 value = converted[0]
         else:
@@ -272,7 +272,7 @@ class _Binder:
                 spec,
                 tok.word,
                 tok.flag_span,
-                tuple(t.word if t is not tok else tok.explicit for t in values),
+                tuple(t.word for t in values),
                 value,
                 i,
                 tok.explicit is not None,
@@ -413,7 +413,7 @@ def _defaults(cat: Catalogue) -> list[tuple[str, FlagSpec, Any]]:
     return cached
 
 
-def _order(p: Problem, argv: tuple[Word, ...]) -> tuple:
+def _order(p: Problem, argv: tuple[Word, ...]) -> tuple[int, str, int, int, int]:
     sp = p.span
     return (0, sp.path, sp.start, sp.start_line, sp.start_col) if sp is not None else (1, "", 0, 0, 0)
 

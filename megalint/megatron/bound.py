@@ -100,7 +100,7 @@ class BoundArg:
     value: Any  # typed value, the default when not given, or Unknown
     default: Any  # the default (typed), or Unknown
     given: bool = False
-    occurrences: list[Occurrence] | tuple = ()
+    occurrences: list[Occurrence] | tuple[Occurrence, ...] = ()
 
     @property
     def unknown(self) -> Unknown | None:

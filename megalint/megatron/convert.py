@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from typing import Any
 
 from megalint.megatron.bound import ProblemKind
@@ -22,7 +23,7 @@ class InvalidValue(Exception):
 _PATTERN_OK = re.compile(r"[^,\d\[\]\(\)\+\*]")
 
 
-def _eval_pattern(text: str) -> list:
+def _eval_pattern(text: str) -> Any:
     """Megatron's layer-pattern strings ("([1]*3+[0])*2"), evaluated without eval().
 
     Megatron checks the characters (arguments.py:250@HEAD) then calls eval(); the same
@@ -71,7 +72,7 @@ def _tuple_type(text: str) -> Any:
     return tuple(int(i) for i in text.strip("()").split(","))
 
 
-_CONVERTERS = {
+_CONVERTERS: dict[str, Callable[[str], Any]] = {
     "int": int,
     "float": float,
     "str": str,
@@ -145,7 +146,7 @@ def evaluate_default(spec: FlagSpec) -> Any:
     return default
 
 
-def _arith(node: ast.AST) -> int:
+def _arith(node: ast.AST) -> int | float:
     if isinstance(node, ast.Constant) and isinstance(node.value, int):
         return node.value
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
@@ -155,6 +156,7 @@ def _arith(node: ast.AST) -> int:
         if isinstance(node.op, ast.Pow):
             if b > 256:
                 raise ValueError("too large")
-            return a**b
+            power: int | float = a**b  # a float for a negative exponent
+            return power
         return a + b if isinstance(node.op, ast.Add) else a - b if isinstance(node.op, ast.Sub) else a * b
     raise ValueError("not arithmetic")

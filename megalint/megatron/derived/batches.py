@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from megalint.megatron.derived.deriver import ARGS, Deriver, at_least, cite
+from megalint.megatron.derived.deriver import ARGS, Computed, Deriver, at_least, cite
 from megalint.shell.values import Unknown
 
 
@@ -22,7 +22,7 @@ def batches(d: Deriver) -> None:
         },
     )
 
-    def g(global_batch_size, micro_batch_size, data_parallel_size):
+    def g(global_batch_size: int | None, micro_batch_size: int | None, data_parallel_size: int) -> Computed:
         if global_batch_size is not None:
             return global_batch_size, "--global-batch-size"
         if micro_batch_size is None:
@@ -64,7 +64,7 @@ def batches(d: Deriver) -> None:
         )
         return
 
-    def nm(global_batch_size, micro_batch_size, data_parallel_size):
+    def nm(global_batch_size: int, micro_batch_size: int | None, data_parallel_size: int) -> Computed:
         if micro_batch_size is None:
             return None, "", "--micro-batch-size is required"
         per = micro_batch_size * data_parallel_size

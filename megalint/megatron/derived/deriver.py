@@ -13,6 +13,10 @@ from megalint.shell.values import Unknown
 
 ARGS = "megatron/training/arguments.py"
 
+# What a rule computes from its known inputs: (value, how), or (None, "", the error Megatron
+# would stop with).
+Computed = tuple[Any, str] | tuple[Any, str, str]
+
 
 @dataclass(frozen=True)
 class Derived:
@@ -79,7 +83,7 @@ class Deriver:
         name: str,
         inputs: dict[str, Any],
         source: str,
-        compute: Callable[..., tuple[Any, str] | tuple[Any, str, str]],
+        compute: Callable[..., Computed],
     ) -> Any:
         """Compute `name` from inputs when all are known; else Unknown naming the first one."""
         for key, value in inputs.items():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from megalint.megatron.derived.deriver import ARGS, Deriver, at_least, cite
+from megalint.megatron.derived.deriver import ARGS, Computed, Deriver, at_least, cite
 from megalint.shell.values import Unknown
 
 
@@ -61,12 +61,12 @@ def experts(d: Deriver) -> None:
         )
 
         def edp(
-            world_size,
-            expert_tensor_parallel_size,
-            expert_model_parallel_size,
-            pipeline_model_parallel_size,
-            expert_gtp_remat_size,
-        ):
+            world_size: int,
+            expert_tensor_parallel_size: int,
+            expert_model_parallel_size: int,
+            pipeline_model_parallel_size: int,
+            expert_gtp_remat_size: int,
+        ) -> Computed:
             size = (
                 expert_tensor_parallel_size
                 * expert_model_parallel_size
@@ -111,7 +111,7 @@ def experts(d: Deriver) -> None:
             ("tensor_model_parallel_size",),
         )
 
-        def edp8(data_parallel_size, expert_model_parallel_size):
+        def edp8(data_parallel_size: int, expert_model_parallel_size: int) -> Computed:
             if data_parallel_size % expert_model_parallel_size:
                 return (
                     None,
@@ -150,7 +150,7 @@ def experts(d: Deriver) -> None:
         # 0.12 copies ffn_hidden_size whether or not the model has experts.
         always = not at_least(v, "0.15")
 
-        def moe(num_experts, moe_ffn_hidden_size, ffn_hidden_size):
+        def moe(num_experts: int | None, moe_ffn_hidden_size: int | None, ffn_hidden_size: int | None) -> Computed:
             if moe_ffn_hidden_size is not None:
                 return moe_ffn_hidden_size, "--moe-ffn-hidden-size"
             if num_experts is None and not always:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from megalint.megatron.derived.deriver import ARGS, Deriver, cite
+from megalint.megatron.derived.deriver import ARGS, Computed, Deriver, cite
 
 
 def model_shape(d: Deriver) -> None:
@@ -20,7 +20,7 @@ def model_shape(d: Deriver) -> None:
         },
     )
 
-    def ffn(ffn_hidden_size, swiglu, hidden_size):
+    def ffn(ffn_hidden_size: int | None, swiglu: bool, hidden_size: int | None) -> Computed:
         if ffn_hidden_size is not None:
             return ffn_hidden_size, "--ffn-hidden-size"
         if hidden_size is None:
@@ -57,7 +57,7 @@ def model_shape(d: Deriver) -> None:
         },
     )
 
-    def kv(kv_channels, hidden_size, num_attention_heads):
+    def kv(kv_channels: int | None, hidden_size: int | None, num_attention_heads: int | None) -> Computed:
         if kv_channels is not None:
             return kv_channels, "--kv-channels"
         if hidden_size is None or num_attention_heads is None:
@@ -101,7 +101,7 @@ def model_shape(d: Deriver) -> None:
         },
     )
 
-    def nqg(group_query_attention, num_query_groups, num_attention_heads):
+    def nqg(group_query_attention: bool, num_query_groups: int | None, num_attention_heads: int | None) -> Computed:
         if group_query_attention:
             return num_query_groups, "--num-query-groups (with --group-query-attention)"
         if num_attention_heads is None:

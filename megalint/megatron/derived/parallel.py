@@ -3,7 +3,7 @@ the model-parallel total, data parallelism and sequence parallelism."""
 
 from __future__ import annotations
 
-from megalint.megatron.derived.deriver import ARGS, Deriver, at_least, cite
+from megalint.megatron.derived.deriver import ARGS, Computed, Deriver, at_least, cite
 from megalint.shell.values import Unknown
 
 
@@ -13,7 +13,7 @@ def parallel_sizes(d: Deriver) -> None:
     if at_least(v, "0.19"):
         # resolve_tensor_parallel_weight_shards: megatron/core/model_parallel_config.py:10@HEAD,
         # called at arguments.py:417@HEAD (:415@core_v0.19.0).
-        def gtp(tp: int, shards: int | None):
+        def gtp(tp: int, shards: int | None) -> Computed:
             if shards is None:
                 return 1, "1 (--tensor-parallel-num-weight-shards not given)"
             if shards < tp or shards % tp:
@@ -46,7 +46,7 @@ def parallel_sizes(d: Deriver) -> None:
     if v == "0.8" or not at_least(v, "0.12"):
         # PP is clamped to world // TP without a word (arguments.py:165@core_v0.8.0), after
         # world % TP is asserted (arguments.py:160@core_v0.8.0).
-        def clamp(world_size: int, tensor_model_parallel_size: int, pipeline_model_parallel_size: int):
+        def clamp(world_size: int, tensor_model_parallel_size: int, pipeline_model_parallel_size: int) -> Computed:
             if world_size % tensor_model_parallel_size:
                 return (
                     None,
@@ -113,8 +113,11 @@ def data_parallel(d: Deriver) -> None:
         source = cite(v, {"0.19": f"{ARGS}:422-446@core_v0.19.0", "HEAD": f"{ARGS}:424-448@HEAD"})
 
         def total(
-            tensor_model_parallel_size, pipeline_model_parallel_size, context_parallel_size, gtp_weight_remat_size
-        ):
+            tensor_model_parallel_size: int,
+            pipeline_model_parallel_size: int,
+            context_parallel_size: int,
+            gtp_weight_remat_size: int,
+        ) -> Computed:
             t = (
                 tensor_model_parallel_size
                 * pipeline_model_parallel_size
@@ -143,12 +146,12 @@ def data_parallel(d: Deriver) -> None:
         source = f"{ARGS}:300-325@core_v0.12.0"
 
         def total12(
-            tensor_model_parallel_size,
-            pipeline_model_parallel_size,
-            context_parallel_size,
-            encoder_tensor_model_parallel_size,
-            encoder_pipeline_model_parallel_size,
-        ):
+            tensor_model_parallel_size: int,
+            pipeline_model_parallel_size: int,
+            context_parallel_size: int,
+            encoder_tensor_model_parallel_size: int | None,
+            encoder_pipeline_model_parallel_size: int | None,
+        ) -> Computed:
             etp = encoder_tensor_model_parallel_size or 0
             epp = encoder_pipeline_model_parallel_size or 0
             if epp > 0 and etp == 0:
@@ -175,7 +178,9 @@ def data_parallel(d: Deriver) -> None:
     else:
         source = cite(v, {"0.8": f"{ARGS}:175-182@core_v0.8.0", "0.15": f"{ARGS}:371-385@core_v0.15.0"})
 
-        def total3(tensor_model_parallel_size, pipeline_model_parallel_size, context_parallel_size):
+        def total3(
+            tensor_model_parallel_size: int, pipeline_model_parallel_size: int, context_parallel_size: int
+        ) -> Computed:
             return (
                 tensor_model_parallel_size * pipeline_model_parallel_size * context_parallel_size,
                 f"TP×PP×CP = {tensor_model_parallel_size}×{pipeline_model_parallel_size}×{context_parallel_size}",
@@ -188,7 +193,7 @@ def data_parallel(d: Deriver) -> None:
             total3,
         )
 
-    def dp(world_size, total_model_size):
+    def dp(world_size: int, total_model_size: int) -> Computed:
         if world_size % total_model_size:
             return (
                 None,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from megalint.megatron.derived.deriver import ARGS, Deriver, at_least, cite
+from megalint.megatron.derived.deriver import ARGS, Computed, Deriver, at_least, cite
 from megalint.shell.values import Unknown
 
 
@@ -17,7 +17,7 @@ def pipeline_layout(d: Deriver) -> None:
     # The layer count the pipeline split divides: --num-layers plus one for each of
     # --account-for-embedding/loss-in-pipeline-split (arguments.py:986-996@HEAD,
     # :588-598@core_v0.15.0, :480-490@core_v0.12.0).
-    def split(num_layers, embedding, loss):
+    def split(num_layers: int | None, embedding: bool, loss: bool) -> Computed:
         if num_layers is None:
             return None, "--num-layers is not given"
         extra = int(bool(embedding)) + int(bool(loss))
@@ -143,7 +143,7 @@ def virtual_pipeline(d: Deriver) -> None:
         stages = d.get("pipeline_layout_stages")
         pp = d.get("pipeline_model_parallel_size")
 
-        def from_layout(pipeline_layout_stages, pipeline_model_parallel_size):
+        def from_layout(pipeline_layout_stages: int | None, pipeline_model_parallel_size: int) -> Computed:
             if pipeline_layout_stages is None:
                 return None, "", "the layout has no stages"
             if pipeline_layout_stages % pipeline_model_parallel_size:
@@ -190,7 +190,11 @@ def virtual_pipeline(d: Deriver) -> None:
                 return
             extra += 1 if flag else 0
 
-    def vpp(num_layers, transformer_pipeline_model_parallel_size, num_layers_per_virtual_pipeline_stage):
+    def vpp(
+        num_layers: int | None,
+        transformer_pipeline_model_parallel_size: int,
+        num_layers_per_virtual_pipeline_stage: int,
+    ) -> Computed:
         if num_layers is None:
             return None, "", "--num-layers is not given"
         layers = num_layers + extra

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from megalint.megatron.derived.deriver import ARGS, Deriver, at_least, cite
+from megalint.megatron.derived.deriver import ARGS, Computed, Deriver, at_least, cite
 
 
 def precision(d: Deriver) -> None:
@@ -20,7 +20,7 @@ def precision(d: Deriver) -> None:
         },
     )
 
-    def dtype(fp16, bf16):
+    def dtype(fp16: bool, bf16: bool) -> Computed:
         if fp16 and bf16:
             return None, "", "--fp16 and --bf16 together: Megatron's bare assert fails"
         return (
@@ -42,7 +42,7 @@ def precision(d: Deriver) -> None:
         )
         return
 
-    def acc_rule(bf16, acc, grad_reduce_in_bf16, main_grads_dtype):
+    def acc_rule(bf16: bool, acc: bool, grad_reduce_in_bf16: bool, main_grads_dtype: str) -> Computed:
         if not bf16:
             return bool(acc), "--accumulate-allreduce-grads-in-fp32"
         if grad_reduce_in_bf16:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from megalint.megatron.derived.deriver import Deriver, at_least, cite
+from megalint.megatron.derived.deriver import Computed, Deriver, at_least, cite
 from megalint.shell.values import Unknown
 
 
@@ -46,7 +46,7 @@ def vocab(d: Deriver) -> None:
         },
     )
 
-    def pad(vocab_size, make_vocab_size_divisible_by, tensor_model_parallel_size):
+    def pad(vocab_size: int | None, make_vocab_size_divisible_by: int, tensor_model_parallel_size: int) -> Computed:
         if vocab_size is None:
             return None, "", "NullTokenizer needs --vocab-size"
         orig = vocab_size + extra
