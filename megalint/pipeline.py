@@ -35,6 +35,9 @@ from megalint.source import SourceFile
 
 @dataclass
 class Settings:
+    """What a run decides for every script: the rules, the Megatron version and GPU when given,
+    values assumed for environment inputs, and how far `source` may be followed."""
+
     rules: RuleSet
     megatron_version: str | None = None
     gpu: str | None = None
@@ -46,6 +49,8 @@ class Settings:
 
 @dataclass
 class LaunchResult:
+    """One launch with what the rules read of it."""
+
     launch: Launch
     bound: BoundArgs
     context: dict[str, Any]
@@ -55,6 +60,8 @@ class LaunchResult:
 
 @dataclass
 class FileResult:
+    """One script: its facts, its launches and what the rules concluded."""
+
     path: str
     facts: ScriptFacts
     launches: list[LaunchResult]
@@ -81,6 +88,8 @@ def lint_text(path: str, text: str, settings: Settings) -> FileResult:
 
 
 def lint_facts(facts: ScriptFacts, settings: Settings) -> FileResult:
+    """Everything after the shell front end: per launch, bind → derive → memory → context; then
+    the rules, each on the targets of its scope (Megatron-LM launches, fork launches, the script)."""
     catalogue, version, version_note = catalogue_for(settings.megatron_version)
     profile, detection, gpu_reason = choose_gpu(facts, settings.gpu)
     launches = extract_launches(facts)
