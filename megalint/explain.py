@@ -13,11 +13,12 @@ import os
 import sys
 from dataclasses import dataclass, field
 
-from megalint.context import ScriptLocator
 from megalint.diagnostics import Diagnostic
 from megalint.engine import Evaluation, RuleSet, Target, evaluate
 from megalint.engine.evaluate import FAILED, FIRED, NOT_APPLICABLE, PASSED, UNDECIDED
-from megalint.pipeline import SHELL_CATEGORY, FileResult, lint_text
+from megalint.pipeline import FileResult, lint_text
+from megalint.rule_scope import by_scope, is_script_rule
+from megalint.rulecontext.locator import LaunchLocator
 from megalint.shell.parse import InputError, decode
 from megalint.suppress import apply_suppressions
 
@@ -75,8 +76,8 @@ def _finding(d: Diagnostic, suppressed: bool) -> dict:
 
 
 def explain_result(result: FileResult, rules: RuleSet, text: str) -> dict:
-    launch_rules = RuleSet([r for r in rules if r.category != SHELL_CATEGORY])
-    shell_rules = RuleSet([r for r in rules if r.category == SHELL_CATEGORY])
+    scopes = by_scope(rules)
+    launch_rules, shell_rules = scopes.launch, scopes.script
     from megalint.lint import directives as find_directives
 
     directives = find_directives(result, text, result.path)
@@ -89,7 +90,7 @@ def explain_result(result: FileResult, rules: RuleSet, text: str) -> dict:
 
     launches = []
     for i, lr in enumerate(result.launches, 1):
-        locator = ScriptLocator(lr.launch, lr.bound, result.facts, lr.detection, result.facts.findings)
+        locator = LaunchLocator(lr.launch, lr.bound, result.facts, lr.detection, result.facts.findings)
         cond = " and ".join(lr.launch.condition) if lr.launch.condition else None
         ev = evaluate(launch_rules, [Target(lr.context, locator, cond)])
         launch = lr.launch
@@ -111,8 +112,8 @@ def explain_result(result: FileResult, rules: RuleSet, text: str) -> dict:
     shell_diags = [d for d in result.diagnostics if d.code in {r.code for r in shell_rules}]
     shell_ev = Evaluation(
         diagnostics=shell_diags,
-        undecided=[u for u in result.evaluation.undecided if u.rule.category == SHELL_CATEGORY],
-        failures=[f for f in result.evaluation.failures if f.rule.category == SHELL_CATEGORY],
+        undecided=[u for u in result.evaluation.undecided if is_script_rule(u.rule)],
+        failures=[f for f in result.evaluation.failures if is_script_rule(f.rule)],
         outcomes={k: v for k, v in result.evaluation.outcomes.items() if k in {r.code for r in shell_rules}},
     )
     return {

@@ -7,33 +7,37 @@ way on the command line.
 
 from __future__ import annotations
 
-import os
-import re
 from dataclasses import dataclass, field
-from functools import lru_cache
-from importlib import resources
+from typing import Any
 
-from megalint.context import ScriptLocator, build_context, plain
 from megalint.diagnostics import Diagnostic
 from megalint.engine import Evaluation, RuleSet, Target, evaluate
-from megalint.hardware.profiles import Detection, GpuHint, GpuProfile, detect_gpu, find_gpu
+from megalint.hardware.detect import choose_gpu
+from megalint.hardware.profiles import Detection, GpuProfile
+from megalint.launch.environment import environment_opaque
 from megalint.launch.extract import extract_launches
 from megalint.launch.model import Launch
-from megalint.megatron.bind import BoundArgs, ProblemKind, bind
-from megalint.megatron.catalogue import Catalogue
+from megalint.megatron.bound import BoundArgs
+from megalint.megatron.catalogue_choice import catalogue_for
 from megalint.megatron.derived import derive
-from megalint.megatron.supplied import supplied_args
-from megalint.megatron.versions import VersionError, parse_version, resolve
+from megalint.megatron.entry_points import bind_entry_point
+from megalint.megatron.forks import megatron_fork
+from megalint.memory.launch_view import launch_memory
+from megalint.rule_scope import by_scope
+from megalint.rulecontext.launch import build_context
+from megalint.rulecontext.locator import LaunchLocator
+from megalint.rulecontext.script import ScriptLocator, script_context
 from megalint.shell.analyze import analyze_parsed
 from megalint.shell.facts import ScriptFacts
 from megalint.shell.parse import parse_text
-from megalint.source import SourceFile, Span
-
-SHELL_CATEGORY = "shell"
+from megalint.source import SourceFile
 
 
 @dataclass
 class Settings:
+    """What a run decides for every script: the rules, the Megatron version and GPU when given,
+    values assumed for environment inputs, and how far `source` may be followed."""
+
     rules: RuleSet
     megatron_version: str | None = None
     gpu: str | None = None
@@ -45,15 +49,19 @@ class Settings:
 
 @dataclass
 class LaunchResult:
+    """One launch with what the rules read of it."""
+
     launch: Launch
     bound: BoundArgs
-    context: dict
+    context: dict[str, Any]
     detection: Detection | None
     gpu: GpuProfile | None
 
 
 @dataclass
 class FileResult:
+    """One script: its facts, its launches and what the rules concluded."""
+
     path: str
     facts: ScriptFacts
     launches: list[LaunchResult]
@@ -71,231 +79,6 @@ class FileResult:
         return self.facts.sources
 
 
-@lru_cache(maxsize=8)
-def _catalogue(version: str) -> Catalogue:
-    return Catalogue.load(version)
-
-
-@lru_cache(maxsize=16)
-def catalogue_for(text: str | None) -> tuple[Catalogue, str, str | None]:
-    """(catalogue, version the rules see, note) for the user's version text.
-
-    The curated catalogues (HEAD, 0.19, 0.15, 0.12, 0.8) carry flag history and corrections;
-    for any other release the catalogue extracted from that release's own source is exact, so
-    a 0.17 job is bound against 0.17's flags and decided by rules as 0.17, not as 0.15.
-    """
-    res = resolve(text)
-    if res.note is None or text is None:
-        return _catalogue(res.version), res.version, res.note
-    try:
-        major, minor, patch = parse_version(text)
-    except (VersionError, ValueError):
-        return _catalogue(res.version), res.version, res.note
-    folder = resources.files("megalint.data").joinpath("catalogue-extracted")
-    best = None
-    for entry in folder.iterdir():
-        m = re.fullmatch(r"(\d+)\.(\d+)\.(\d+)\.json", entry.name)
-        if m and (int(m[1]), int(m[2])) == (major, minor) and int(m[3]) <= patch:
-            if best is None or int(m[3]) > best[0]:
-                best = (int(m[3]), entry)
-    if best is None:
-        return _catalogue(res.version), res.version, res.note
-    with resources.as_file(best[1]) as path:
-        return Catalogue.from_file(path), f"{major}.{minor}", None
-
-
-_GPU_COUNT_KEYS = ("--gpus", "--gpus-per-node", "--gpus-per-task", "--gpus-per-socket")
-
-
-def _all_headers(facts: ScriptFacts) -> list:
-    """The script's own headers and those of the `sbatch <<EOF` scripts it submits."""
-    out, seen = [], set()
-    for h in list(facts.headers) + [h for p in facts.paths for rec in p.commands for h in rec.headers]:
-        key = (h.key, h.value, h.span)
-        if key not in seen:
-            seen.add(key)
-            out.append(h)
-    return out
-
-
-def _gpu_type_hint(value: str, span: Span) -> GpuHint | None:
-    """`--gpus-per-node=h100:8` is `[type:]count`, unlike `--gres=gpu[:type]:count`: the type
-    is the first field. It is as strong a hint as a constraint, and scanned as one."""
-    m = re.fullmatch(r"([^:,]+):(\d+)", value)
-    if m is None:
-        return None
-    sub = span
-    if span.start_line == span.end_line and span.end - span.start == len(value):
-        sub = Span(
-            span.path,
-            span.start_line,
-            span.start_col,
-            span.end_line,
-            span.start_col + len(m.group(1)),
-            span.start,
-            span.start + len(m.group(1)),
-        )
-    return GpuHint("sbatch-constraint", m.group(1), sub)
-
-
-def gpu_hints(facts: ScriptFacts) -> list[GpuHint]:
-    hints: list[GpuHint] = []
-    kinds = {"--constraint": "sbatch-constraint", "--gres": "sbatch-gres", "--partition": "sbatch-partition"}
-    for h in _all_headers(facts):
-        if h.scheduler == "slurm" and h.key in kinds:
-            hints.append(GpuHint(kinds[h.key], h.value, h.span))
-        elif h.scheduler == "slurm" and h.key in _GPU_COUNT_KEYS:
-            hint = _gpu_type_hint(h.value, h.span)
-            if hint is not None:
-                hints.append(hint)
-        elif h.scheduler == "pbs":
-            hints.append(GpuHint("pbs", h.value, h.span))
-    src = facts.sources.get(facts.path)
-    if src is not None:
-        name = os.path.basename(facts.path)
-        hints.append(GpuHint("path", name, None))
-    for text, span in facts.comments:
-        if text.startswith("#!") or text.startswith("#SBATCH") or text.startswith("#PBS"):
-            continue
-        hints.append(GpuHint("comment", text, span))
-    return hints
-
-
-_SCHEDULER_HINTS = frozenset({"sbatch-constraint", "sbatch-gres", "pbs"})
-
-
-def choose_gpu(facts: ScriptFacts, configured: str | None) -> tuple[GpuProfile | None, Detection | None, str | None]:
-    """The GPU: named by the user, else detected from the script's hints, else unknown."""
-    if configured:
-        profile = find_gpu(configured)
-        if profile is None:
-            raise ValueError(f"unknown GPU `{configured}`")
-        return profile, None, None
-    det = detect_gpu(gpu_hints(facts))
-    if det is None:
-        return (
-            None,
-            None,
-            (
-                "no GPU model is named in the script (#SBATCH --constraint/--gres, its name, "
-                "a comment), or its hints disagree; give one with --gpu NAME or `gpu` in the configuration"
-            ),
-        )
-    if det.ignored and det.hint.kind not in _SCHEDULER_HINTS:
-        # A comment or a file name decided, and another weak hint names another GPU: the script
-        # contradicts itself, and hardware rules must not pick a side. A scheduler line is not
-        # a hint of the same kind: the job gets the GPU it requests, whatever a comment says.
-        others = ", ".join(sorted({pid for _, pid in det.ignored}))
-        return (
-            None,
-            None,
-            (
-                f"the script names {det.profile.id} ({det.reason.removeprefix('taken from ')}) "
-                f"but also {others}; give the GPU with --gpu NAME or `gpu` in the configuration"
-            ),
-        )
-    return det.profile, det, None
-
-
-_ENV_LOADERS = {
-    ("module", "load"),
-    ("module", "add"),
-    ("module", "restore"),
-    ("module", "swap"),
-    ("ml", None),
-    ("spack", "load"),
-    ("conda", "activate"),
-}
-
-
-def environment_opaque(facts: ScriptFacts) -> str | None:
-    """Why the environment a launch gets cannot be listed in full, or None when it can.
-
-    A sourced file that was not read, or an environment module, may export anything: a rule
-    that asks whether a variable is *absent* cannot be decided then."""
-    for note in facts.notes:
-        # The evaluator reports a `source` it could not follow only as a note.
-        if "(a cycle)" not in note and (
-            "its variables are not read" in note or "not followed" in note or "cannot read sourced file" in note
-        ):
-            return note
-    for path in facts.paths:
-        for rec in path.commands:
-            t = [w.text for w in rec.words[:2]]
-            if t and ((t[0], t[1] if len(t) > 1 else None) in _ENV_LOADERS or (t[0], None) in _ENV_LOADERS):
-                return (
-                    f"`{' '.join(x for x in t if x)}` at {rec.span.path}:{rec.span.start_line} may export "
-                    "variables that are not known"
-                )
-    return None
-
-
-# Arguments the estimator reads that have no entry in its defaults table.
-_MEMORY_EXTRA = (
-    "num_layers",
-    "hidden_size",
-    "num_attention_heads",
-    "seq_length",
-    "micro_batch_size",
-    "global_batch_size",
-    "max_position_embeddings",
-    "recompute_activations",
-    "num_layers_in_first_pipeline_stage",
-    "num_layers_in_last_pipeline_stage",
-    "virtual_pipeline_model_parallel_size",
-    "cuda_graph_impl",
-    "enable_cuda_graph",
-    "external_cuda_graph",
-    "fine_grained_activation_offloading",
-    "cpu_offloading",
-)
-
-
-def _memory(
-    bound: BoundArgs,
-    world: int | None,
-    derived: dict | None = None,
-    profile: GpuProfile | None = None,
-    gpus_per_node: int | None = None,
-):
-    """The memory estimate as the rule context holds it, or (None, why not).
-
-    The vocabulary is the one input that often stays unknown (it comes from the tokenizer's
-    files): the estimate is then made without embedding and output layer and marked as a
-    lower bound, which still proves an OOM when the rest alone does not fit.
-    """
-    from megalint.memory import DEFAULTS, InvalidConfig, estimate
-    from megalint.memory.report import context_view
-
-    if world is None:
-        return None, "the world size is not known"
-    args = {}
-    for dest in (*DEFAULTS, *_MEMORY_EXTRA):
-        arg = bound.get(dest)
-        if arg is None:
-            continue
-        if not arg.known:
-            return None, f"--{dest.replace('_', '-')}: {arg.unknown.reason}"
-        args[dest] = plain(arg.value)
-    not_counted: dict[str, str] = {}
-    pv = (derived or {}).get("padded_vocab_size")
-    if pv is not None and pv.known and pv.value is not None:
-        args["padded_vocab_size"] = int(pv.value)
-    else:
-        reason = pv.value.reason if pv is not None and not pv.known else "the padded vocabulary size is not known"
-        args["padded_vocab_size"] = 0
-        not_counted["embedding_and_output_layer"] = reason
-    try:
-        est = estimate(args, world)
-    except InvalidConfig as exc:
-        return None, f"the layout is invalid: {exc}"
-    except (ValueError, TypeError, ZeroDivisionError, KeyError) as exc:
-        return None, f"the estimate could not be made: {exc}"
-    if not est.complete:
-        return None, "the estimate needs " + ", ".join(est.missing)
-    return context_view(est, args, profile, not_counted, gpus_per_node), None
-
-
 def lint_text(path: str, text: str, settings: Settings) -> FileResult:
     ps = parse_text(path, text)
     facts = analyze_parsed(
@@ -305,29 +88,27 @@ def lint_text(path: str, text: str, settings: Settings) -> FileResult:
 
 
 def lint_facts(facts: ScriptFacts, settings: Settings) -> FileResult:
+    """Everything after the shell front end: per launch, bind → derive → memory → context; then
+    the rules, each on the targets of its scope (Megatron-LM launches, fork launches, the script)."""
     catalogue, version, version_note = catalogue_for(settings.megatron_version)
     profile, detection, gpu_reason = choose_gpu(facts, settings.gpu)
     launches = extract_launches(facts)
     env_opaque = environment_opaque(facts)
-    shell_rules = RuleSet([r for r in settings.rules if r.category == SHELL_CATEGORY])
-    launch_rules = RuleSet([r for r in settings.rules if r.category != SHELL_CATEGORY])
-    fork_rules = RuleSet([r for r in launch_rules if r.name in FORK_NEUTRAL_RULES])
+    scopes = by_scope(settings.rules)
     targets: list[Target] = []
     fork_targets: list[Target] = []
     results: list[LaunchResult] = []
     for launch in launches:
-        bound = bind(launch.argv, catalogue)
-        bound.problems = _entry_problems(launch, bound.problems)
-        bound = supplied_args(
-            bound, version, stock_entry(launch) is not None, launch.entry.text if launch.entry is not None else None
-        )
+        entry = launch.entry.text if launch.entry is not None else None
+        bound = bind_entry_point(launch.argv, entry, catalogue, version)
         world = launch.world_size.value
         derived = derive(bound, world if world is not None else launch.world_size.unknown, version)
         memory, memory_unknown = (
-            _memory(bound, world, derived, profile, launch.nproc_per_node.value)
+            launch_memory(bound, world, derived, profile, launch.nproc_per_node.value)
             if settings.with_memory
             else (None, "not computed")
         )
+        fork = megatron_fork(launch.argv)
         ctx = build_context(
             launch,
             bound,
@@ -339,153 +120,24 @@ def lint_facts(facts: ScriptFacts, settings: Settings) -> FileResult:
             memory,
             memory_unknown,
             env_opaque=env_opaque,
+            fork=fork,
         )
-        locator = ScriptLocator(launch, bound, facts, detection, facts.findings)
+        locator = LaunchLocator(launch, bound, facts, detection, facts.findings)
         cond = " and ".join(launch.condition) if launch.condition else None
-        fork = megatron_fork(launch)
-        if fork is not None:
-            ctx["problems"] = []
-            ctx["unknown"]["megatron"] = fork
-            fork_targets.append(Target(ctx, locator, cond))
-        else:
-            targets.append(Target(ctx, locator, cond))
+        (targets if fork is None else fork_targets).append(Target(ctx, locator, cond))
         results.append(LaunchResult(launch, bound, ctx, detection, profile))
-    evaluation = evaluate(launch_rules, targets)
+    evaluation = evaluate(scopes.launch, targets)
     if fork_targets:
-        _merge_into(evaluation, evaluate(fork_rules, fork_targets))
-    if facts.findings and len(shell_rules):
-        _merge_into(evaluation, evaluate(shell_rules, [_script_target(facts, version)]))
+        _merge_into(evaluation, evaluate(scopes.fork, fork_targets))
+    if facts.findings and len(scopes.script):
+        script = Target(script_context(facts, version), ScriptLocator(facts), None)
+        _merge_into(evaluation, evaluate(scopes.script, [script]))
     return FileResult(facts.path, facts, results, evaluation, version, version_note, gpu_reason)
 
 
-# Rules about the launch itself (its world size, GPU, network, memory), which hold for the
-# Megatron forks too; every other rule encodes a check of Megatron-LM's own argument code.
-FORK_NEUTRAL_RULES = frozenset(
-    {
-        "world-size-divisibility",
-        "fp8-requires-hopper",
-        "overlap-param-gather-on-volta",
-        "missing-nccl-ib-timeout",
-        "predicted-oom",
-        "low-memory-headroom",
-    }
-)
-
-
-def megatron_fork(launch: Launch) -> str | None:
-    """Why a launch runs a Megatron fork rather than Megatron-LM, or None.
-
-    `--deepspeed` belongs to Megatron-DeepSpeed (microsoft, bigscience, argonne-lcf): its flags
-    and checks differ (the DeepSpeed pipeline engine partitions layers itself), so Megatron-LM's
-    argument rules would be false alarms there."""
-    for w in launch.argv:
-        if w.text in ("--deepspeed", "--deepspeed_config", "--deepspeed-config") or (w.text or "").startswith(
-            "--deepspeed_config="
-        ):
-            return (
-                "this launch passes --deepspeed: it runs Megatron-DeepSpeed, whose arguments and "
-                "checks differ from Megatron-LM's"
-            )
-    return None
-
-
-# Megatron-LM's own entry points whose parser is `add_megatron_arguments` alone, and the flags
-# each may add. pretrain_gpt.py/pretrain_hybrid.py add the ModelOpt flags only when
-# nvidia-modelopt is importable (pretrain_gpt.py:526@d98e8a64, pretrain_hybrid.py:543@d98e8a64),
-# which cannot be told from the script: those flags are neither known nor unknown.
-_MODELOPT_FLAGS = frozenset(
-    {
-        "--enable-gpt-oss",
-        "--export-default-te-spec",
-        "--export-force-local-attention",
-        "--export-kd-cfg",
-        "--export-kd-teacher-ckpt-format",
-        "--export-kd-teacher-load",
-        "--export-kd-teacher-model-config",
-        "--export-kv-cache-quant",
-        "--export-legacy-megatron",
-        "--export-model-type",
-        "--export-moe-apply-probs-on-input",
-        "--export-offline-model",
-        "--export-qk-l2-norm",
-        "--export-quant-cfg",
-        "--export-real-quant-cfg",
-        "--export-te-mcore-model",
-        "--finetune-data-files",
-        "--finetune-data-split",
-        "--finetune-hf-dataset",
-        "--freeze-base-for-mtp",
-        "--modelopt-enabled",
-        "--qad-train-target",
-    }
-)  # megatron/post_training/arguments.py@d98e8a64
-STOCK_ENTRY_POINTS = {
-    "pretrain_gpt.py": _MODELOPT_FLAGS,
-    "pretrain_hybrid.py": _MODELOPT_FLAGS,
-    "pretrain_mamba.py": frozenset(),
-    "pretrain_bert.py": frozenset(),
-    "pretrain_t5.py": frozenset(),
-    "pretrain_retro.py": frozenset(),
-    "pretrain_ict.py": frozenset(),
-    "pretrain_vision_classify.py": frozenset(),
-    "pretrain_vision_dino.py": frozenset(),
-    "pretrain_vision_inpaint.py": frozenset(),
-}
-# What an entry point's own parser may accept beyond Megatron-LM's: a flag it adds, a word
-# that is the value of such a flag, a positional of its own, or another version's choices.
-_ENTRY_DEPENDENT = frozenset(
-    {ProblemKind.UNKNOWN_FLAG, ProblemKind.OTHER_VERSION, ProblemKind.POSITIONAL, ProblemKind.INVALID_CHOICE}
-)
-
-
-def stock_entry(launch: Launch) -> frozenset[str] | None:
-    """The flags a stock Megatron-LM entry point may add, or None when the entry point is not
-    one (a script of `examples/`, a fork's or a toolkit's own `pretrain_*.py`, an unknown
-    path): such a script adds flags through `extra_args_provider` and may vendor any Megatron."""
-    text = launch.entry.text if launch.entry is not None else None
-    if text is None:
-        return None
-    parts = text.replace("\\", "/").split("/")
-    if any(p in ("examples", "toolkits", "tasks", "tools") for p in parts[:-1]):
-        return None
-    return STOCK_ENTRY_POINTS.get(parts[-1])
-
-
-def _entry_problems(launch: Launch, problems: list) -> list:
-    extra = stock_entry(launch)
-    if extra is None:
-        return [p for p in problems if p.kind not in _ENTRY_DEPENDENT]
-    return [
-        p
-        for p in problems
-        if not (p.kind in (ProblemKind.UNKNOWN_FLAG, ProblemKind.OTHER_VERSION) and p.option in extra)
-    ]
-
-
 def _merge_into(evaluation: Evaluation, other: Evaluation) -> None:
-    evaluation.diagnostics = sorted(evaluation.diagnostics + other.diagnostics, key=lambda d: d.sort_key())
+    evaluation.diagnostics = sorted(evaluation.diagnostics + other.diagnostics, key=Diagnostic.sort_key)
     evaluation.undecided += other.undecided
     evaluation.failures += other.failures
     for k, v in other.outcomes.items():
         evaluation.outcomes.setdefault(k, set()).update(v)
-
-
-class _ScriptOnlyLocator(ScriptLocator):
-    """For shell-level findings, which belong to the script and not to one launch."""
-
-    def launch(self) -> Span:
-        src = self.facts.sources[self.facts.path]
-        return src.span(0, min(len(src.text), max(1, len(src.line_text(1)))))
-
-
-def _script_target(facts: ScriptFacts, version: str) -> Target:
-    ctx = {"shell": [], "megatron": version, "unknown": {}}
-    for i, f in enumerate(facts.findings):
-        ctx["shell"].append(
-            {"index": i, "kind": f.kind, "message": f.message, **{k: plain(v) for k, v in f.data.items()}}
-        )
-    dummy = Launch("none", (), None, (), {}, None, None, None, facts.findings[0].span)  # type: ignore[arg-type]
-    from megalint.megatron.bind import BoundArgs as _BA
-
-    empty = _BA(version, None, {}, [], [])  # type: ignore[arg-type]
-    return Target(ctx, _ScriptOnlyLocator(dummy, empty, facts, None, facts.findings), None)

@@ -10,12 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from megalint.context import RENAMED, release_history
 from megalint.diagnostics import Severity
 from megalint.engine import load_rules
-from megalint.megatron.bind import bind, literal_argv
+from megalint.megatron.argv_words import literal_argv
+from megalint.megatron.bind import bind
 from megalint.megatron.catalogue import Catalogue
-from megalint.megatron.derived import derive, parse_pipeline_layout
+from megalint.megatron.derived import derive
+from megalint.megatron.derived.pipeline_parallel import parse_pipeline_layout
+from megalint.megatron.releases import RENAMED, release_history
 from megalint.pipeline import Settings, lint_text
 
 ROOT = Path(__file__).resolve().parent.parent

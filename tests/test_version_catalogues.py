@@ -1,7 +1,8 @@
 """A release between the curated catalogues is bound with its own extracted flags and decided as itself."""
 
 from megalint.engine import load_rules
-from megalint.pipeline import Settings, catalogue_for, lint_text
+from megalint.megatron.catalogue_choice import catalogue_for
+from megalint.pipeline import Settings, lint_text
 
 RULES = load_rules([])
 SCRIPT = (

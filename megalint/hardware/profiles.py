@@ -88,7 +88,7 @@ class GpuProfile:
             return None
         return f"{self.compute_capability[0]}.{self.compute_capability[1]}"
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for f in fields(self):
             value = getattr(self, f.name)
@@ -141,7 +141,7 @@ def _cc(value: Any, where: str) -> tuple[int, int] | None:
     return int(m.group(1)), int(m.group(2))
 
 
-def _gpu_from_yaml(item: dict, where: str) -> GpuProfile:
+def _gpu_from_yaml(item: dict[str, Any], where: str) -> GpuProfile:
     known = {f.name for f in fields(GpuProfile)} | {"kind"}
     extra = set(item) - known
     if extra:
@@ -208,7 +208,8 @@ def _complete_family(fam: GpuProfile, by_id: dict[str, GpuProfile]) -> GpuProfil
     if values["memory_bytes"] is not None:
         values["memory_source"] = min((m.memory_source for m in members), key=lambda s: _SOURCE_RANK.get(s or "", -1))
     mems = [m.memory_bytes for m in members]
-    rng = (min(mems), max(mems)) if all(m is not None for m in mems) else None  # type: ignore
+    known = [m for m in mems if m is not None]
+    rng = (min(known), max(known)) if len(known) == len(mems) else None
     return replace(fam, memory_range=rng, **values)
 
 
@@ -221,7 +222,7 @@ class _Profiles:
         return frozenset(profile.variants) if profile.is_family else frozenset({profile.id})
 
 
-def _build(items: Sequence[dict], origin: str) -> _Profiles:
+def _build(items: Sequence[dict[str, Any]], origin: str) -> _Profiles:
     by_id: dict[str, GpuProfile] = {}
     for i, item in enumerate(items):
         p = _gpu_from_yaml(item, f"{origin}: gpus[{i}]")
@@ -432,7 +433,7 @@ def _describe(hint: GpuHint) -> str:
     }.get(k, f"taken from `{t}`")
 
 
-def detect_gpu(hints: Iterable[GpuHint | tuple]) -> Detection | None:
+def detect_gpu(hints: Iterable[GpuHint | tuple[str, str] | tuple[str, str, Span | None]]) -> Detection | None:
     """The GPU the hints name, by the precedence above; None when none or when they conflict."""
     db = _shipped()
     found: list[tuple[int, GpuHint, GpuProfile, Span | None]] = []

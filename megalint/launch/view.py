@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from megalint.launch.model import Launch, Quantity
 from megalint.shell.facts import ScriptFacts
 from megalint.shell.values import Word
@@ -32,7 +34,7 @@ def pair_flags(argv: tuple[Word, ...]) -> list[tuple[Word, Word | None]]:
     return out
 
 
-def word_json(w: Word | None) -> dict | None:
+def word_json(w: Word | None) -> dict[str, Any] | None:
     if w is None:
         return None
     return {
@@ -45,7 +47,7 @@ def word_json(w: Word | None) -> dict | None:
     }
 
 
-def launch_json(launch: Launch) -> dict:
+def launch_json(launch: Launch) -> dict[str, Any]:
     return {
         "launcher": launch.launcher,
         "at": str(launch.span),
@@ -60,7 +62,7 @@ def launch_json(launch: Launch) -> dict:
     }
 
 
-def model_json(facts: ScriptFacts, launches: list[Launch]) -> dict:
+def model_json(facts: ScriptFacts, launches: list[Launch]) -> dict[str, Any]:
     return {
         "file": facts.path,
         "headers": [
@@ -122,8 +124,8 @@ def model_text(facts: ScriptFacts, launches: list[Launch]) -> str:
     if facts.findings:
         lines.append("")
         lines.append("shell findings:")
-        for f in facts.findings:
-            lines.append(f"  {f.span}: {f.kind}: {f.message}")
+        for finding in facts.findings:
+            lines.append(f"  {finding.span}: {finding.kind}: {finding.message}")
     for n in facts.notes:
         lines.append(f"note: {n}")
     return "\n".join(lines)

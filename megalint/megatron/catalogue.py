@@ -104,7 +104,7 @@ class DefaultExpr:
 
     source: str
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"__expr__": self.source}
 
 
@@ -117,7 +117,7 @@ class FlagSpec:
     action: str = "store"
     type: str | None = None
     default: Any = None  # a JSON value (lists as tuples) or a DefaultExpr
-    choices: tuple | None = None
+    choices: tuple[Any, ...] | None = None
     nargs: str | int | None = None
     const: Any = None
     deprecated: str | None = None
@@ -186,7 +186,7 @@ class FlagSpec:
             notes=tuple(data.get("notes") or ()),
         )
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "option_strings": list(self.option_strings),
             "dest": self.dest,
@@ -345,7 +345,7 @@ class Catalogue:
             megatron_ref=data.get("megatron_ref"),
         )
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"format": 1, "version": self.version}
         if self.megatron_ref:
             out["megatron_ref"] = self.megatron_ref
@@ -427,7 +427,7 @@ def _sorted_versions(vers: Iterable[str]) -> tuple[str, ...]:
 def _load_packaged(version: str) -> Catalogue:
     if version not in KNOWN_VERSIONS:
         raise CatalogueError(f"no shipped catalogue for Megatron-LM {version}")
-    ref = resources.files("megalint.data").joinpath("catalogue", f"{version}.json")
+    ref = resources.files("megalint.data").joinpath("catalogue").joinpath(f"{version}.json")
     data = json.loads(ref.read_text(encoding="utf-8"))
     return Catalogue.from_dict(data, origin=f"megalint/data/catalogue/{version}.json")
 

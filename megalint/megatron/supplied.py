@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from megalint.megatron.bind import BoundArg, BoundArgs
+from megalint.megatron.bound import BoundArg, BoundArgs
 from megalint.megatron.versions import version_key
 from megalint.shell.values import Unknown
 

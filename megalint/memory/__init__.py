@@ -1,8 +1,11 @@
 """Per-GPU peak memory estimate of Megatron-LM training from launch arguments."""
 
+from .arg_values import InvalidConfig
+from .breakdown import MemoryEstimate, StageEstimate
 from .calibration import DEFAULT_CALIBRATION, Calibration
 from .defaults import DEFAULTS
-from .estimator import InvalidConfig, MemoryEstimate, StageEstimate, estimate, pad_vocab, parse_layer_pattern
+from .estimator import estimate
+from .shape import pad_vocab, parse_layer_pattern
 from .suggest import Suggestion, suggest
 
 __all__ = [

@@ -17,6 +17,7 @@ splits to report held-out accuracy.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ class Calibration:
     # small persistent buffers allocated through the caching allocator.
     workspace_bytes: int = 32 * 1024 * 1024
 
-    def with_(self, **kw) -> Calibration:
+    def with_(self, **kw: Any) -> Calibration:
         return replace(self, **kw)
 
 

@@ -13,9 +13,12 @@ import argparse
 import json
 import os
 import sys
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from .report import TERM_LABELS
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 EXIT_OK, EXIT_USAGE = 0, 2
 
@@ -303,11 +306,13 @@ def render_text(report: dict[str, Any], out: TextIO, color: str = "auto") -> Non
         )
         if usable is not None:
             table.add_row("usable", *[_gib(usable)] * len(est["stages"]))
-            cells = []
+            headroom = []
             for s in est["stages"]:
                 h = usable - s["device_bytes"]
-                cells.append(Text(_gib(h), style="green" if h >= 0.1 * usable else "yellow" if h >= 0 else "red bold"))
-            table.add_row("headroom", *cells)
+                headroom.append(
+                    Text(_gib(h), style="green" if h >= 0.1 * usable else "yellow" if h >= 0 else "red bold")
+                )
+            table.add_row("headroom", *headroom)
         con.print(table)
         con.print(
             "  peak at: "
@@ -328,7 +333,7 @@ def render_text(report: dict[str, Any], out: TextIO, color: str = "auto") -> Non
                 )
 
 
-def _bars(con, est: dict[str, Any], usable: int | None, colour: bool) -> None:
+def _bars(con: Console, est: dict[str, Any], usable: int | None, colour: bool) -> None:
     from rich.text import Text
 
     scale = max([s["device_bytes"] for s in est["stages"]] + ([usable] if usable else []))
@@ -357,7 +362,7 @@ def _bars(con, est: dict[str, Any], usable: int | None, colour: bool) -> None:
             # mark the usable limit inside an over-full bar
             plain = bar.plain
             if limit < len(plain):
-                bar = bar[:limit] + Text("|", style="bold red" if colour else None) + bar[limit + 1 :]
+                bar = bar[:limit] + Text("|", style="bold red" if colour else "") + bar[limit + 1 :]
             else:
                 bar.append(" " * (limit - len(plain)) + "|")
         elif limit is not None:

@@ -8,11 +8,14 @@ terms, the headroom, and, when the job does not fit comfortably, re-estimated su
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .breakdown import MemoryEstimate, StageEstimate
 from .calibration import WARN_FRACTION
-from .estimator import MemoryEstimate, StageEstimate
-from .suggest import plan, suggest
+from .suggest import Suggestion, plan, suggest
+
+if TYPE_CHECKING:
+    from megalint.hardware.profiles import GpuProfile
 
 TERM_LABELS = {
     "params": "parameters",
@@ -58,8 +61,9 @@ def usable_memory(profile: Any) -> tuple[int | None, bool]:
     if rng:
         return int(rng[1]), True
     bounds = [_upper(v) for v in _variants(profile)]
-    if bounds and all(b is not None for b in bounds):
-        return max(bounds), True  # type: ignore[type-var]
+    known = [b for b in bounds if b is not None]
+    if known and len(known) == len(bounds):
+        return max(known), True
     return None, False
 
 
@@ -67,11 +71,12 @@ def usable_min(profile: Any) -> int | None:
     rng = getattr(profile, "memory_range", None)
     if rng:
         return int(rng[0])
-    known = [v.memory_bytes for v in _variants(profile)]
-    return min(known) if known and all(k is not None for k in known) else None
+    sizes = [v.memory_bytes for v in _variants(profile)]
+    known = [k for k in sizes if k is not None]
+    return min(known) if known and len(known) == len(sizes) else None
 
 
-def _variants(profile: Any) -> list:
+def _variants(profile: Any) -> list[GpuProfile]:
     from megalint.hardware.profiles import get_profile
 
     out = []
@@ -131,7 +136,8 @@ def context_view(
     usable, upper = usable_memory(profile)
     if usable is None:
         return data
-    device = int(est.device_bytes)
+    device = est.device_bytes
+    assert device is not None  # a view is made of complete estimates only
     data["usable_bytes"] = usable
     data["usable_is_largest_variant"] = upper
     if upper and usable_min(profile) is not None:
@@ -146,7 +152,7 @@ def context_view(
     return data
 
 
-def suggestions(args: Mapping[str, Any], world: int, budget: int, gpus_per_node: int | None) -> list:
+def suggestions(args: Mapping[str, Any], world: int, budget: int, gpus_per_node: int | None) -> list[Suggestion]:
     """Single changes and the cheapest fitting combination, fitting ones first.
 
     `budget` is what a suggestion must stay under to count as fitting: the warning

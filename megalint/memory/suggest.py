@@ -22,9 +22,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .arg_values import InvalidConfig
+from .breakdown import MemoryEstimate
 from .calibration import DEFAULT_CALIBRATION, Calibration
 from .defaults import with_defaults
-from .estimator import InvalidConfig, MemoryEstimate, estimate
+from .estimator import estimate
 
 
 @dataclass(frozen=True)
@@ -60,30 +62,30 @@ COST_MBS1 = 3
 COST_FULL_RECOMPUTE = 5
 
 
-def _candidates(a: Mapping[str, Any]) -> list[tuple[int, str, Callable[[dict], dict | None]]]:
+def _candidates(a: Mapping[str, Any]) -> list[tuple[int, str, Callable[[Mapping[str, Any]], dict[str, Any] | None]]]:
     tp = int(a["tensor_model_parallel_size"])
     pp = int(a["pipeline_model_parallel_size"])
 
-    def dist_opt(x):
+    def dist_opt(x: Mapping[str, Any]) -> dict[str, Any] | None:
         return None if x.get("use_distributed_optimizer") else {"use_distributed_optimizer": True}
 
-    def selective(x):
+    def selective(x: Mapping[str, Any]) -> dict[str, Any] | None:
         if x.get("recompute_granularity") in ("selective", "full"):
             return None
         return {"recompute_granularity": "selective"}
 
-    def sp(x):
+    def sp(x: Mapping[str, Any]) -> dict[str, Any] | None:
         if tp <= 1 or x.get("sequence_parallel"):
             return None
         return {"sequence_parallel": True}
 
-    def tp2(x):
+    def tp2(x: Mapping[str, Any]) -> dict[str, Any] | None:
         return {"tensor_model_parallel_size": tp * 2}
 
-    def pp2(x):
+    def pp2(x: Mapping[str, Any]) -> dict[str, Any] | None:
         return {"pipeline_model_parallel_size": pp * 2}
 
-    def full(x):
+    def full(x: Mapping[str, Any]) -> dict[str, Any] | None:
         if (
             x.get("recompute_granularity") == "full"
             and x.get("recompute_num_layers") == 1
@@ -92,7 +94,7 @@ def _candidates(a: Mapping[str, Any]) -> list[tuple[int, str, Callable[[dict], d
             return None
         return {"recompute_granularity": "full", "recompute_method": "uniform", "recompute_num_layers": 1}
 
-    def mbs1(x):
+    def mbs1(x: Mapping[str, Any]) -> dict[str, Any] | None:
         if int(x["micro_batch_size"]) <= 1:
             return None
         return {"micro_batch_size": 1}
@@ -167,8 +169,11 @@ def _estimate(
     return e if e.complete else None
 
 
-def _fits(e: MemoryEstimate, usable: int | None) -> bool | None:
-    return None if usable is None else e.device_bytes <= usable
+def _sizes(e: MemoryEstimate) -> tuple[int, int]:
+    """(peak, device) bytes of an estimate `_estimate` made, which is complete."""
+    peak, device = e.peak_bytes, e.device_bytes
+    assert peak is not None and device is not None
+    return peak, device
 
 
 def suggest(
@@ -184,13 +189,14 @@ def suggest(
         e = _estimate(args, changes, world_size, calibration)
         if e is None:
             continue
+        peak, device = _sizes(e)
         out.append(
             Suggestion(
                 flags=_flags(changes),
                 changes=changes,
-                peak_bytes=e.peak_bytes,
-                device_bytes=e.device_bytes,
-                fits=_fits(e, usable_bytes),
+                peak_bytes=peak,
+                device_bytes=device,
+                fits=None if usable_bytes is None else device <= usable_bytes,
                 cost_rank=cost,
                 note=note,
             )
@@ -234,7 +240,7 @@ def plan(
         rec_opts.append("full")
     dist_opts = [False] if a.get("use_distributed_optimizer") else [False, True]
     mbs_opts = [False, True] if int(a["micro_batch_size"]) > 1 else [False]
-    best: tuple[tuple, Suggestion] | None = None
+    best: tuple[tuple[int, int, int], Suggestion] | None = None
     for tp, pp, rec, dist, mbs1 in itertools.product(tps, pps, rec_opts, dist_opts, mbs_opts):
         changes: dict[str, Any] = {}
         cost = 0
@@ -267,17 +273,20 @@ def plan(
         if best is not None and (cost, len(changes)) > best[0][:2]:
             continue
         e = _estimate(args, changes, world_size, calibration)
-        if e is None or e.device_bytes > usable_bytes:
+        if e is None:
             continue
-        key = (cost, len(changes), e.device_bytes)
+        peak, device = _sizes(e)
+        if device > usable_bytes:
+            continue
+        key = (cost, len(changes), device)
         if best is None or key < best[0]:
             best = (
                 key,
                 Suggestion(
                     flags=_flags(changes),
                     changes=changes,
-                    peak_bytes=e.peak_bytes,
-                    device_bytes=e.device_bytes,
+                    peak_bytes=peak,
+                    device_bytes=device,
                     fits=True,
                     cost_rank=cost,
                     note="cheapest combination that fits",

@@ -4,15 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from megalint.megatron.bind import (
-    BoundArgs,
-    ProblemKind,
-    bind,
-    cut_word,
-    evaluate_default,
-    literal_argv,
-)
+from megalint.megatron.argv_words import cut_word, literal_argv
+from megalint.megatron.bind import bind
+from megalint.megatron.bound import BoundArgs, ProblemKind
 from megalint.megatron.catalogue import Catalogue, FlagSpec
+from megalint.megatron.convert import evaluate_default
 from megalint.shell.values import Segment, Unknown, Word
 from megalint.source import Span
 

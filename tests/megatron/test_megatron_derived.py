@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from megalint.megatron.bind import bind, literal_argv
+from megalint.megatron.argv_words import literal_argv
+from megalint.megatron.bind import bind
 from megalint.megatron.catalogue import Catalogue
 from megalint.megatron.derived import derive, derived_values
 from megalint.shell.values import Unknown, Word

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from megalint.engine import load_rules
-from megalint.megatron.bind import bind, literal_argv
+from megalint.megatron.argv_words import literal_argv
+from megalint.megatron.bind import bind
 from megalint.megatron.catalogue import Catalogue
 from megalint.megatron.supplied import FROM_CHECKPOINT, supplied_args
 from megalint.pipeline import Settings, lint_text

@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from megalint.memory import InvalidConfig, estimate, pad_vocab, parse_layer_pattern, suggest
-from megalint.memory.estimator import _inflight
+from megalint.memory.activations import inflight
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 GIB = 2**30
@@ -60,9 +60,10 @@ def test_fp16_and_fp32_bytes():
 
 def test_korthikanti_table2_gpt3_layer():
     # GPT-3-like layer, no SP, TP t, unfused attention, dropout on: sbh(10 + 24/t + 5as/(ht))
+    from megalint.memory.activations import kernels, layer_activation
     from megalint.memory.calibration import DEFAULT_CALIBRATION
     from megalint.memory.defaults import with_defaults
-    from megalint.memory.estimator import _kernels, _layer_activation, _shape
+    from megalint.memory.shape import model_shape
 
     s, b, h, a, t = 2048, 1, 4096, 32, 4
     args = with_defaults(
@@ -77,12 +78,12 @@ def test_korthikanti_table2_gpt3_layer():
             tensor_model_parallel_size=t,
         )
     )
-    sh, kn = _shape(args, t), _kernels(args, t)
-    act, _ = _layer_activation(sh, kn, False, t, 1, 1, t, DEFAULT_CALIBRATION)
+    sh, kn = model_shape(args, t), kernels(args, t)
+    act, _ = layer_activation(sh, kn, False, t, 1, 1, t, DEFAULT_CALIBRATION)
     assert act == pytest.approx(s * b * h * (10 + 24 / t + 5 * a * s / (h * t)))
     args["sequence_parallel"] = True
-    kn = _kernels(args, t)
-    act, _ = _layer_activation(sh, kn, False, t, 1, 1, t, DEFAULT_CALIBRATION)
+    kn = kernels(args, t)
+    act, _ = layer_activation(sh, kn, False, t, 1, 1, t, DEFAULT_CALIBRATION)
     assert act == pytest.approx(s * b * h * (34 / t + 5 * a * s / (h * t)))
 
 
@@ -94,9 +95,9 @@ def test_flash_attention_drops_score_term_and_cp_divides():
 
 
 def test_pipeline_inflight_microbatches():
-    assert _inflight(4, 0, 1, 8) == 4 and _inflight(4, 3, 1, 8) == 1 and _inflight(4, 0, 1, 2) == 2
+    assert inflight(4, 0, 1, 8) == 4 and inflight(4, 3, 1, 8) == 1 and inflight(4, 0, 1, 2) == 2
     # interleaved first stage: Megatron's 1 + (p-1)/(p*v) penalty, in units of stage layers x p
-    assert _inflight(4, 0, 2, 64) == pytest.approx(4 * (1 + 3 / 8))
+    assert inflight(4, 0, 2, 64) == pytest.approx(4 * (1 + 3 / 8))
 
 
 def test_stages_and_embedding_placement():

@@ -9,12 +9,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import NoReturn
 
 from .sources import ExtractError
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # argparse exits with 2 already; keep its message short and ours
+    def error(self, message: str) -> NoReturn:  # argparse exits with 2 already; keep its message short and ours
         self.print_usage(sys.stderr)
         raise _UsageError(message)
 

@@ -60,22 +60,22 @@ class TPlain:
 
 @dataclass(frozen=True)
 class TUnion:
-    args: tuple
+    args: tuple[object, ...]
 
 
 @dataclass(frozen=True)
 class TLiteral:
-    values: tuple
+    values: tuple[object, ...]
 
 
 @dataclass(frozen=True)
 class TGeneric:
     origin: str
-    args: tuple
+    args: tuple[object, ...]
 
 
-def _union(parts: list) -> object:
-    flat: list = []
+def _union(parts: list[object]) -> object:
+    flat: list[object] = []
     for p in parts:
         for q in p.args if isinstance(p, TUnion) else (p,):
             if q not in flat:
@@ -128,7 +128,7 @@ class AnnotationReader:
         if len(elements) == 1 and isinstance(elements[0], cst.Tuple) and origin != "Literal":
             elements = [e.value for e in elements[0].elements]
         if origin == "Literal":
-            values: list = []
+            values: list[object] = []
             items = elements
             if len(items) == 1 and isinstance(items[0], cst.Tuple):
                 items = [e.value for e in items[0].elements]
@@ -137,7 +137,7 @@ class AnnotationReader:
                     values.append(self.evaluator.evaluate(item, scope))
                 except NotLiteral:
                     raise TypeInferenceError(f"unreadable Literal value {scope.code(item)}") from None
-            deduped: list = []
+            deduped: list[object] = []
             for v in values:
                 if not any(type(v) is type(d) and v == d for d in deduped):
                     deduped.append(v)
@@ -220,7 +220,7 @@ class DataclassReader:
                 out.append(ref)
         return out
 
-    def mro(self, cls: ClassRef, _stack: tuple = ()) -> list[ClassRef]:
+    def mro(self, cls: ClassRef, _stack: tuple[int, ...] = ()) -> list[ClassRef]:
         if id(cls.node) in _stack:
             raise TypeInferenceError(f"cyclic inheritance at {cls.qualname}")
         stack = _stack + (id(cls.node),)
@@ -260,7 +260,8 @@ class DataclassReader:
         return out
 
     def _field(self, node: cst.AnnAssign, cls: ClassRef, scope: Scope) -> FieldInfo:
-        name = node.target.value  # type: ignore[union-attr]
+        assert isinstance(node.target, cst.Name)  # own_fields reads only named fields
+        name = node.target.value
         info = FieldInfo(name, cls, node.annotation.annotation, None, None, None, True, node.value is not None)
         value = node.value
         if isinstance(value, cst.Call) and (dotted_name(value.func) or "").rsplit(".", 1)[-1] == "field":

@@ -40,13 +40,13 @@ class Flag:
     action: str
     type: str | None
     default: object
-    choices: list | dict | None
-    nargs: str | int | dict | None
+    choices: list[object] | dict[str, object] | None
+    nargs: str | int | dict[str, object] | None
     deprecated: object = None
     origin: str = ""
     condition: str | None = None
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, object]:
         return {
             "option_strings": list(self.option_strings),
             "dest": self.dest,
@@ -67,7 +67,7 @@ class Catalogue:
     warnings: list[str] = field(default_factory=list)
     parsed_files: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, object]:
         return {
             "version": self.version,
             "generated_from": self.generated_from,
@@ -95,7 +95,7 @@ def json_value(value: object) -> object:
     return {"__expr__": repr(value)}
 
 
-def json_choices(value: object) -> list | dict | None:
+def json_choices(value: object) -> list[object] | dict[str, object] | None:
     if value is None:
         return None
     if isinstance(value, EnumClass):

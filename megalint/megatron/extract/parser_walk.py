@@ -10,6 +10,8 @@ Calls under `if`/`try`/loops are kept and carry the source of their condition.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+
 import libcst as cst
 
 from .dataclass_flags import DataclassReader, TypeInferenceError
@@ -74,7 +76,13 @@ class ParserWalker:
             self._stack.pop()
             self._parsers.pop(id(scope), None)
 
-    def walk_block(self, body, scope: Scope, func: str, conditions: tuple[str, ...]) -> None:
+    def walk_block(
+        self,
+        body: Sequence[cst.BaseStatement | cst.BaseSmallStatement],
+        scope: Scope,
+        func: str,
+        conditions: tuple[str, ...],
+    ) -> None:
         for stmt in body:
             if isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
@@ -179,7 +187,7 @@ class ParserWalker:
                 return True
         return any(isinstance(a.value, cst.Name) and a.value.value in names for a in call.args)
 
-    def factory_call(self, receiver: cst.BaseExpression, scope: Scope):
+    def factory_call(self, receiver: cst.BaseExpression, scope: Scope) -> tuple[cst.Call, Scope] | None:
         """The `ArgumentGroupFactory(...)` call (and its scope) a `.build_group` receiver denotes."""
         node, node_scope = receiver, scope
         if isinstance(receiver, cst.Name) and receiver.value in scope.local:
@@ -203,7 +211,7 @@ class ParserWalker:
         except TypeInferenceError:
             return False
 
-    def build_group(self, factory, scope: Scope, func: str, condition: str | None) -> None:
+    def build_group(self, factory: tuple[cst.Call, Scope], scope: Scope, func: str, condition: str | None) -> None:
         call, fscope = factory
         positional = [a.value for a in call.args if a.keyword is None and not a.star]
         keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
@@ -226,8 +234,10 @@ class ParserWalker:
                 value = None
             if value is None and not (isinstance(exclude_node, cst.Name) and exclude_node.value == "None"):
                 self.warnings.append(f"{func}: exclude list of {cls.name} not readable; no field excluded")
+            elif isinstance(value, Iterable):
+                exclude = {str(v) for v in value}
             elif value is not None:
-                exclude = {str(v) for v in value}  # type: ignore[union-attr]
+                self.warnings.append(f"{func}: exclude list of {cls.name} is not a list; no field excluded")
         try:
             self.flags.extend(self.dataclasses.flags(cls, exclude, condition))
         except TypeInferenceError as exc:

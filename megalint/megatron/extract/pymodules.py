@@ -7,6 +7,7 @@ first use and cached.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -138,7 +139,9 @@ def import_bindings(
     return out, stars
 
 
-def _collect_bindings(info: ModuleInfo, body, conditional: bool) -> None:
+def _collect_bindings(
+    info: ModuleInfo, body: Sequence[cst.BaseStatement | cst.BaseSmallStatement], conditional: bool
+) -> None:
     for stmt in body:
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
@@ -210,7 +213,7 @@ class ModuleIndex:
         self._modules[name] = info
         return info
 
-    def lookup(self, module: ModuleInfo, name: str, _seen: frozenset = frozenset()) -> Resolved | None:
+    def lookup(self, module: ModuleInfo, name: str, _seen: frozenset[tuple[str, str]] = frozenset()) -> Resolved | None:
         """What `name` is bound to at module level in `module`, following imports; None if unbound."""
         key = (module.name, name)
         if key in _seen:
@@ -227,7 +230,9 @@ class ModuleIndex:
             return None
         return self._resolve_binding(module, name, binding, seen)
 
-    def _resolve_binding(self, module: ModuleInfo, name: str, binding: object, seen: frozenset) -> Resolved | None:
+    def _resolve_binding(
+        self, module: ModuleInfo, name: str, binding: object, seen: frozenset[tuple[str, str]]
+    ) -> Resolved | None:
         if isinstance(binding, cst.ClassDef):
             return ClassRef(module, binding)
         if isinstance(binding, cst.FunctionDef):

@@ -14,7 +14,17 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from .pymodules import ClassRef, ExternalRef, FuncRef, ModuleIndex, ModuleInfo, ModuleRef, ValueRef, dotted_name
+from .pymodules import (
+    ClassRef,
+    ExternalRef,
+    FuncRef,
+    ModuleIndex,
+    ModuleInfo,
+    ModuleRef,
+    Resolved,
+    ValueRef,
+    dotted_name,
+)
 
 # Standard-library modules whose enums and constants may be introspected in this interpreter (e.g. the
 # `signal.Signals` annotation of `--exit-signal`). Nothing from the analysed tree is ever imported.
@@ -81,7 +91,7 @@ class Scope:
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code(node)
 
-    def resolve_name(self, name: str):
+    def resolve_name(self, name: str) -> LocalValue | EnumClass | Resolved | None:
         if name in self.local:
             binding = self.local[name]
             if isinstance(binding, cst.BaseExpression):
@@ -92,7 +102,7 @@ class Scope:
         found = self.index.lookup(self.module, name)
         return found if found is not None else ExternalRef(name)
 
-    def resolve(self, node: cst.BaseExpression):
+    def resolve(self, node: cst.BaseExpression) -> LocalValue | EnumClass | Resolved | _ClassAttr | None:
         """The binding a Name or dotted Attribute refers to, or None when it is not a plain reference."""
         if isinstance(node, cst.Name):
             return self.resolve_name(node.value)
@@ -195,10 +205,10 @@ class Evaluator:
                 raise NotLiteral
             return value
         if isinstance(node, (cst.Integer, cst.Float)):
-            value = node.evaluated_value
-            if isinstance(value, float) and not math.isfinite(value):
+            number = node.evaluated_value
+            if isinstance(number, float) and not math.isfinite(number):
                 raise NotLiteral
-            return value
+            return number
         if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
             return {"True": True, "False": False, "None": None}[node.value]
         if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
@@ -211,12 +221,12 @@ class Evaluator:
             return tuple(items) if isinstance(node, cst.Tuple) else items
         if isinstance(node, cst.Dict):
             out = {}
-            for el in node.elements:
-                if not isinstance(el, cst.DictElement):
+            for entry in node.elements:
+                if not isinstance(entry, cst.DictElement):
                     raise NotLiteral
-                key = self.evaluate(el.key, scope)
+                key = self.evaluate(entry.key, scope)
                 try:
-                    out[key] = self.evaluate(el.value, scope)
+                    out[key] = self.evaluate(entry.value, scope)
                 except NotLiteral:
                     out[key] = Expr(scope.code(el.value))
             return out
@@ -288,12 +298,9 @@ class Evaluator:
         if builtin is None or any(a.keyword is not None or a.star for a in node.args):
             raise NotLiteral
         args = [self.evaluate(a.value, scope) for a in node.args]
-        if (
-            builtin == "range"
-            and all(isinstance(a, int) and not isinstance(a, bool) for a in args)
-            and 1 <= len(args) <= 3
-        ):
-            r = range(*args)
+        ints = [a for a in args if isinstance(a, int) and not isinstance(a, bool)]
+        if builtin == "range" and len(ints) == len(args) and 1 <= len(args) <= 3:
+            r = range(*ints)
             if len(r) > 100_000:
                 raise NotLiteral
             return list(r)
@@ -301,7 +308,7 @@ class Evaluator:
             items = list(self._iterate(args[0]))
             if builtin == "sorted":
                 try:
-                    return sorted(items)  # type: ignore[type-var]
+                    return sorted(items)  # type: ignore[type-var]  # mixed types: TypeError below
                 except TypeError:
                     raise NotLiteral from None
             return tuple(items) if builtin == "tuple" else items
@@ -317,7 +324,7 @@ class Evaluator:
             return value
         raise NotLiteral
 
-    def _iterate(self, value: object):
+    def _iterate(self, value: object) -> list[object]:
         if isinstance(value, EnumClass):
             return list(value.members)
         if isinstance(value, (list, tuple, str)):

@@ -1,0 +1,47 @@
+"""The catalogue a job is bound against, for the Megatron version the user gives."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from importlib import resources
+from typing import TYPE_CHECKING
+
+from megalint.megatron.catalogue import Catalogue
+from megalint.megatron.versions import VersionError, parse_version, resolve
+
+if TYPE_CHECKING:
+    from importlib.abc import Traversable
+
+
+@lru_cache(maxsize=8)
+def _catalogue(version: str) -> Catalogue:
+    return Catalogue.load(version)
+
+
+@lru_cache(maxsize=16)
+def catalogue_for(text: str | None) -> tuple[Catalogue, str, str | None]:
+    """(catalogue, version the rules see, note) for the user's version text.
+
+    The curated catalogues (HEAD, 0.19, 0.15, 0.12, 0.8) carry flag history and corrections;
+    for any other release the catalogue extracted from that release's own source is exact, so
+    a 0.17 job is bound against 0.17's flags and decided by rules as 0.17, not as 0.15.
+    """
+    res = resolve(text)
+    if res.note is None or text is None:
+        return _catalogue(res.version), res.version, res.note
+    try:
+        major, minor, patch = parse_version(text)
+    except (VersionError, ValueError):
+        return _catalogue(res.version), res.version, res.note
+    folder = resources.files("megalint.data").joinpath("catalogue-extracted")
+    best: tuple[int, Traversable] | None = None
+    for entry in folder.iterdir():
+        m = re.fullmatch(r"(\d+)\.(\d+)\.(\d+)\.json", entry.name)
+        if m and (int(m[1]), int(m[2])) == (major, minor) and int(m[3]) <= patch:
+            if best is None or int(m[3]) > best[0]:
+                best = (int(m[3]), entry)
+    if best is None:
+        return _catalogue(res.version), res.version, res.note
+    with resources.as_file(best[1]) as path:
+        return Catalogue.from_file(path), f"{major}.{minor}", None

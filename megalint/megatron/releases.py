@@ -1,0 +1,74 @@
+"""How Megatron-LM's flags changed across its releases: the release that added or removed a
+flag, and the flags renamed or replaced.
+
+The shipped catalogues sample five versions; the catalogues extracted from every release
+(megalint/data/catalogue-extracted) tell the release a flag came or went.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+
+from megalint.megatron.versions import version_key
+
+# Flags Megatron-LM renamed or replaced: old spelling -> (successor, "renamed" | "replaced",
+# the first release without the old spelling, None when that predates core_v0.4.0). The
+# releases come from the extracted catalogues (megalint/data/catalogue-extracted); the
+# pre-0.4 renames from megatron/arguments.py history (NVIDIA/Megatron-LM#394).
+RENAMED: dict[str, tuple[str, str, str | None]] = {
+    "--local_rank": ("--local-rank", "renamed", "0.9"),
+    "--use-custom-fsdp": ("--use-megatron-fsdp", "renamed", "0.14"),
+    "--disable-ckpt-fully-parallel-save": ("--no-ckpt-fully-parallel-save", "renamed", "0.17"),
+    "--hybrid-attention-ratio": ("--hybrid-layer-pattern", "replaced", "0.17"),
+    "--hybrid-mlp-ratio": ("--hybrid-layer-pattern", "replaced", "0.17"),
+    "--moe-extended-tp": ("--expert-tensor-parallel-size", "replaced", "0.17"),
+    "--activations-checkpoint-method": ("--recompute-method", "renamed", None),
+    "--activations-checkpoint-num-layers": ("--recompute-num-layers", "renamed", None),
+    "--distribute-checkpointed-activations": ("--distribute-saved-activations", "renamed", None),
+    "--checkpoint-num-layers": ("--recompute-num-layers", "renamed", None),
+}
+
+
+@cache
+def _release_catalogues() -> list[tuple[str, frozenset[str]]]:
+    """(release, option strings) of every extracted Megatron-LM release, oldest first. The
+    shipped catalogues sample five versions; these tell the release a flag came or went."""
+    found = []
+    folder = resources.files("megalint.data").joinpath("catalogue-extracted")
+    for entry in folder.iterdir():
+        name = entry.name
+        if not name.endswith(".json"):
+            continue
+        stem = name[:-5]
+        release = "HEAD" if stem.startswith("main") else ".".join(stem.split(".")[:2])
+        data = json.loads(entry.read_text(encoding="utf-8"))
+        opts = frozenset(o for f in data.get("flags", ()) for o in f.get("option_strings", ()))
+        found.append((release, opts))
+    merged: dict[str, frozenset[str]] = {}
+    for release, opts in found:  # patch releases of one minor: a flag in any of them counts
+        merged[release] = merged.get(release, frozenset()) | opts
+    return sorted(merged.items(), key=lambda kv: version_key(kv[0]))
+
+
+def release_history(option: str, version: str) -> dict[str, str]:
+    """`added_in` (first release defining `option`, when it is newer than `version`) or
+    `removed_in` (first release after `version`'s side without it) and `last_in`."""
+    releases = _release_catalogues()
+    present = [r for r, opts in releases if option in opts]
+    if not present:
+        return {}
+    key = version_key(version)
+    out: dict[str, str] = {}
+    newer = [r for r in present if version_key(r) > key]
+    older = [r for r in present if version_key(r) <= key]
+    if newer and not older:
+        out["added_in"] = newer[0]
+    elif older:
+        last = older[-1]
+        out["last_in"] = last
+        after = [r for r, _ in releases if version_key(r) > version_key(last)]
+        if after:
+            out["removed_in"] = after[0]
+    return out

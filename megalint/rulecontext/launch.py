@@ -1,0 +1,131 @@
+"""From one launch to what rules read: the plain-dict context of the launch.
+
+Everything a rule may ask is computed here once per launch and path: the bound Megatron
+arguments with defaults, the derived values, the environment, the launch quantities, the GPU,
+the memory estimate, the binding problems and the shell findings. A value that is unknown is
+left out and its reason recorded under `unknown`, so that a rule needing it is undecided.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from megalint.hardware.profiles import GpuProfile
+from megalint.launch.model import Launch, Quantity
+from megalint.megatron.bound import BoundArgs
+from megalint.megatron.derived import Derived
+from megalint.megatron.plain import plain
+from megalint.rulecontext.findings import shell_entries
+from megalint.rulecontext.problems import problem_entry
+from megalint.shell.facts import ShellFinding
+from megalint.shell.values import Unknown
+
+
+def _put(ctx: dict[str, Any], root: str, key: str, value: Any, unknown: dict[str, str]) -> None:
+    v = plain(value)
+    if isinstance(v, Unknown):
+        unknown[f"{root}.{key}"] = v.reason
+    else:
+        ctx[root][key] = v
+
+
+def _quantity(q: Quantity, key: str, ctx: dict[str, Any], unknown: dict[str, str]) -> None:
+    if q.value is not None:
+        ctx["launch"][key] = q.value
+    else:
+        unknown[f"launch.{key}"] = q.unknown.reason if q.unknown else f"{q.how} is not known"
+
+
+def gpu_context(profile: GpuProfile | None, reason: str | None) -> tuple[dict[str, Any], dict[str, str]]:
+    gpu: dict[str, Any] = {}
+    unknown: dict[str, str] = {}
+    if profile is None:
+        unknown["gpu"] = reason or "no GPU model is known: give --gpu NAME or `gpu` in the configuration"
+        return gpu, unknown
+    gpu["name"] = profile.name
+    for key, value in (
+        ("compute_capability", profile.compute_capability_value),
+        ("memory_bytes", profile.memory_bytes),
+        ("bf16", profile.bf16),
+        ("fp8", profile.fp8),
+        ("fp4", profile.nvfp4),
+        ("arch", profile.architecture),
+    ):
+        if value is None:
+            unknown[f"gpu.{key}"] = f"{profile.name}: {key.replace('_', ' ')} is not known for this model"
+        else:
+            gpu[key] = value
+    return gpu, unknown
+
+
+def build_context(
+    launch: Launch,
+    bound: BoundArgs,
+    derived: dict[str, Derived],
+    version: str,
+    gpu: GpuProfile | None,
+    gpu_reason: str | None,
+    findings: list[ShellFinding],
+    memory: dict[str, Any] | None,
+    memory_unknown: str | None,
+    env_opaque: str | None = None,
+    fork: str | None = None,
+) -> dict[str, Any]:
+    """The context of one launch. `env_opaque` says why the environment cannot be listed in
+    full; `fork` why the launch runs a Megatron fork, whose binding problems are then not
+    Megatron-LM's and whose Megatron version is not known."""
+    unknown: dict[str, str] = {}
+    ctx: dict[str, Any] = {
+        "args": {},
+        "given": {},
+        "derived": {},
+        "env": {},
+        "env_set": [],
+        "launch": {},
+        "megatron": version,
+        "problems": [],
+        "shell": [],
+        "unknown": unknown,
+    }
+    for dest, arg in bound.args.items():
+        _put(ctx, "args", dest, arg.value, unknown)
+        if arg.given:
+            ctx["given"][dest] = True
+    for name, d in derived.items():
+        _put(ctx, "derived", name, d.value, unknown)
+    for name, word in launch.env.items():
+        ctx["env_set"].append(name)
+        if word.text is not None:
+            ctx["env"][name] = word.text
+        else:
+            unknown[f"env.{name}"] = word.unknown.reason if word.unknown else "unknown"
+    ctx["env_set"].sort()
+    if env_opaque is not None:
+        # The names set are only those megalint read; whether one is absent is unknown.
+        del ctx["env_set"]
+        unknown["env_set"] = env_opaque
+    ctx["launch"]["launcher"] = launch.launcher
+    if launch.entry is not None and launch.entry.text is not None:
+        ctx["launch"]["entry"] = launch.entry.text
+    _quantity(launch.nproc_per_node, "nproc_per_node", ctx, unknown)
+    _quantity(launch.nnodes, "nnodes", ctx, unknown)
+    _quantity(launch.world_size, "world_size", ctx, unknown)
+    if launch.nnodes.value is not None:
+        ctx["launch"]["multi_node"] = launch.nnodes.value > 1
+    else:
+        unknown["launch.multi_node"] = unknown.get("launch.nnodes", "the node count is not known")
+    g, gu = gpu_context(gpu, gpu_reason)
+    ctx["gpu"] = g
+    unknown.update(gu)
+    if memory is not None:
+        ctx["memory"] = memory
+    else:
+        unknown["memory"] = memory_unknown or "the memory estimate needs values that are not known"
+    if fork is None:
+        ctx["problems"].extend(problem_entry(i, p, bound, version) for i, p in enumerate(bound.problems))
+    ctx["shell"].extend(shell_entries(findings))
+    if bound.passthrough:
+        unknown["args"] = "; ".join(sorted({p.reason for p in bound.passthrough}))
+    if fork is not None:
+        unknown["megatron"] = fork
+    return ctx

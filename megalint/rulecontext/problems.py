@@ -1,0 +1,55 @@
+"""The binding problems as rules read them, in the `problems` list of a launch's context."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from megalint.megatron.bound import BoundArgs, Problem, ProblemKind
+from megalint.megatron.plain import plain
+from megalint.megatron.releases import RENAMED, release_history
+
+
+def problem_entry(i: int, p: Problem, bound: BoundArgs, version: str) -> dict[str, Any]:
+    """One binding problem as rules read it. Keys that only some problems have are left out
+    when they do not apply, so that a rule (or a fix) reading them is undecided there:
+    `best` (the suggestion to apply: the hyphenated spelling of the flag, or the only one), `choices` (of an invalid choice),
+    `earlier` (line:column of the occurrences a repeated flag overrides), `added_in` /
+    `removed_in` / `last_in` (the release that added or removed a flag of another version)."""
+    out: dict[str, Any] = {
+        "index": i,
+        "kind": p.kind.value,
+        "message": p.message,
+        "flag": p.option,
+        "dest": p.dest,
+        "suggestions": list(p.suggestions),
+        "value": p.value,
+        "fatal": p.fatal,
+        "history": p.history.describe(version) if p.history is not None else None,
+    }
+    if p.suggestions and p.option is not None:
+        # The hyphenated spelling of an underscore or capitalised flag is the one meant; other
+        # close spellings are guesses, offered as a fix only when there is a single one.
+        norm = "--" + p.option.split("=", 1)[0].lstrip("-").replace("_", "-").lower()
+        if p.suggestions[0] == norm or len(p.suggestions) == 1:
+            out["best"] = p.suggestions[0]
+    if p.kind is ProblemKind.INVALID_CHOICE and p.option is not None and bound.catalogue is not None:
+        spec = bound.catalogue.lookup(p.option)
+        if spec is not None and spec.choices is not None:
+            out["choices"] = [str(plain(c)) for c in spec.choices]
+    if p.related:
+        out["earlier"] = [f"{s.start_line}:{s.start_col}" for s in p.related]
+    if p.kind is ProblemKind.OTHER_VERSION and p.option is not None:
+        out.update(release_history(p.option, version))
+    if p.option is not None and p.kind in (ProblemKind.OTHER_VERSION, ProblemKind.UNKNOWN_FLAG):
+        renamed = RENAMED.get(p.option)
+        if renamed is not None:
+            out["renamed_to"], out["renamed_how"] = renamed[0], renamed[1]
+            if renamed[2] is not None:
+                out["renamed_in"] = renamed[2]
+        elif bound.catalogue is not None:
+            # A newer spelling used on an older Megatron that still has the old one.
+            for old, (new, _how, _when) in RENAMED.items():
+                if new == p.option and bound.catalogue.lookup(old) is not None:
+                    out["older_name"] = old
+                    break
+    return out
