@@ -57,6 +57,7 @@ def megalint_errors(row, version_label):
     return [d for d in res.diagnostics if d.severity == Severity.ERROR and d.code not in NOT_ARGUMENT_CHECKS]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("version", list(VERSION))
 def test_no_false_alarm_and_catch_rate(version):
     false_alarms, caught, rejected = [], 0, 0

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import pickle
 
+import pytest
+
+pytest.importorskip("hypothesis")
+
 from hypothesis import given
 from hypothesis import strategies as st
 

@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-TSV = Path(__file__).with_name("megatron-flags-by-version.tsv")
+TSV = Path(__file__).parent.parent / "data" / "megatron-flags-by-version.tsv"
 COLUMNS = ("0.8", "0.12", "0.15", "0.19", "HEAD")
 COMPARED = ("dest", "action", "type", "default", "choices", "nargs")
 _ENUM_REPR = re.compile(r"^<\w+\.(\w+): .*>$")

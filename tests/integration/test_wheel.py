@@ -138,3 +138,30 @@ print(len(KNOWN_VERSIONS), len(extracted))
 
     for rule in load_rules([]):
         assert re.search(rf"^{rule.code}\s+(\[\*\]\s+)?{re.escape(rule.name)}\s", listed, re.M), rule.code
+
+
+def test_fast_suite_runs_without_the_test_extra(snapshot, wheelhouse, tmp_path_factory):
+    """`pytest -m "not integration and not slow"` needs only pytest beside megalint's own
+    dependencies: no hypothesis, pre-commit, ShellCheck, ruff or mypy."""
+    src, _ = snapshot
+    venv = tmp_path_factory.mktemp("bare-venv") / "venv"
+    run([sys.executable, "-m", "venv", venv], timeout=300)
+    py = venv_bin(venv, "python")
+    pytest_wheels = tmp_path_factory.mktemp("pytest-wheels")
+    run([sys.executable, "-m", "pip", "download", "--quiet", "--only-binary=:all:", "pytest", "-d", pytest_wheels])
+    env = offline_pip(wheelhouse)
+    env["PIP_FIND_LINKS"] = f"{wheelhouse} {pytest_wheels}"
+    run([py, "-m", "pip", "install", "--quiet", the_wheel(wheelhouse), "pytest"], env=env, timeout=600)
+    for extra in ("hypothesis", "pre_commit", "ruff", "mypy"):
+        probe = run([py, "-c", f"import {extra}"], check=False)
+        assert probe.returncode != 0, f"{extra} should not be installed here"
+    res = run(
+        [py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not integration and not slow"],
+        cwd=src,
+        env=env,
+        timeout=900,
+        check=False,
+    )
+    tail = res.stdout[-3000:]
+    assert res.returncode == 0, tail
+    assert " passed" in tail and " failed" not in tail

@@ -21,7 +21,7 @@ from megalint.megatron.catalogue import (
 )
 
 ROOT = Path(__file__).resolve().parents[2]
-TSV = Path(__file__).with_name("data") / "megatron-flags-by-version.tsv"
+TSV = Path(__file__).parent.parent / "data" / "megatron-flags-by-version.tsv"
 
 
 def _tool():

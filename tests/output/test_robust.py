@@ -6,6 +6,10 @@ import json
 from pathlib import Path
 
 import jsonschema
+import pytest
+
+pytest.importorskip("hypothesis")
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
+pytest.importorskip("hypothesis")
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -296,6 +300,7 @@ def test_pathological_arithmetic(parts, op):
     )
 
 
+@pytest.mark.slow
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.integers(1, 70),

@@ -8,12 +8,9 @@ may differ in precision, so those inputs are left out of the comparison.
 
 from __future__ import annotations
 
-import os
 import re
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from megalint.shell.analyze import analyze_parsed
 from megalint.shell.interp import Evaluator
@@ -54,6 +51,7 @@ def test_fixtures_see_the_same_launches(path):
         assert got[0] == got[1]
 
 
+@pytest.mark.slow
 def test_generated_scripts_see_the_same_launches(tmp_path):
     gen = generator()
     compared = skipped_any = 0
@@ -100,14 +98,6 @@ SNIPPETS = [
     "eval $CMD\n",
     "H=`hostname`\n",
 ]
-
-
-@settings(max_examples=200, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.sampled_from(SNIPPETS), min_size=1, max_size=25))
-def test_snippet_mixes_see_the_same_launches(lines):
-    got = _both(os.path.join("/nonexistent", "mix.sh"), "".join(lines))
-    if got is not None:
-        assert got[0] == got[1]
 
 
 def _launch_values(facts, flag):
