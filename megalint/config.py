@@ -204,7 +204,7 @@ def _find_value(text: str, after: int, value: str) -> int | None:
 
 # -- loading -------------------------------------------------------------------------------
 
-_TOML_TYPES = {
+_TOML_TYPES: dict[type, str] = {
     str: "a string",
     list: "an array",
     dict: "a table",
@@ -214,7 +214,7 @@ _TOML_TYPES = {
 }
 
 
-def _type_name(value: Any) -> str:
+def _type_name(value: object) -> str:
     for t in (bool, int, float, str, list, dict):
         if isinstance(value, t):
             return _TOML_TYPES[t]
@@ -259,7 +259,8 @@ def load_config(path: str) -> Config:
     return cfg
 
 
-def _fill(cfg: Config, table: dict) -> None:
+def _fill(cfg: Config, table: dict[str, Any]) -> None:
+    # `table` is as tomllib reads it: the first loop checks each value's type against _KEYS.
     err = cfg.error_at
     for key, value in table.items():
         if key not in _KEYS:
@@ -269,7 +270,7 @@ def _fill(cfg: Config, table: dict) -> None:
         want = _KEYS[key]
         if not isinstance(value, want) or (want is not bool and isinstance(value, bool)):
             raise err((key,), f"`{key}` must be {_TOML_TYPES[want]}, not {_type_name(value)}")
-        if want is list:
+        if isinstance(value, list):  # an array, as `want` is list
             for item in value:
                 if not isinstance(item, str):
                     raise err((key,), f"`{key}` must be an array of strings, not an array with {_type_name(item)}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from typing import TypedDict
 
 from megalint.source import Span
 
@@ -16,6 +17,23 @@ class Severity(str, enum.Enum):
     @property
     def rank(self) -> int:
         return {"info": 0, "warning": 1, "error": 2}[self.value]
+
+
+class LocationJson(TypedDict):
+    row: int
+    column: int
+
+
+class EditJson(TypedDict):
+    content: str
+    location: LocationJson
+    end_location: LocationJson
+
+
+class FixJson(TypedDict):
+    message: str
+    applicability: str
+    edits: list[EditJson]
 
 
 class Applicability(str, enum.Enum):
@@ -31,7 +49,7 @@ class Edit:
     span: Span
     content: str
 
-    def to_json(self) -> dict:
+    def to_json(self) -> EditJson:
         return {
             "content": self.content,
             "location": {"row": self.span.start_line, "column": self.span.start_col},
@@ -45,7 +63,7 @@ class Fix:
     applicability: Applicability
     edits: tuple[Edit, ...]
 
-    def to_json(self) -> dict:
+    def to_json(self) -> FixJson:
         return {
             "message": self.message,
             "applicability": self.applicability.value,
@@ -72,16 +90,17 @@ class Diagnostic:
     url: str | None = None
     # Shown when the finding holds only on some paths through undecided branches.
     condition: str | None = None
-    extra: dict = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)
 
     @property
     def path(self) -> str:
         return self.span.path
 
-    def sort_key(self):
+    def sort_key(self) -> tuple[str, int, int, str]:
         return (self.span.path, self.span.start_line, self.span.start_col, self.code)
 
-    def to_json(self) -> dict:
+    # A plain dict rather than a TypedDict: the JSON renderer adds its own keys to it.
+    def to_json(self) -> dict[str, object]:
         return {
             "code": self.code,
             "name": self.name,

@@ -114,7 +114,7 @@ class GitIgnore:
 
     def parents(self, folder: str) -> list[Excludes]:
         """The rules of `folder`'s ancestors up to the repository root (the folder with .git)."""
-        out = []
+        out: list[Excludes] = []
         d = os.path.dirname(os.path.abspath(folder))
         if os.path.isdir(os.path.join(os.path.abspath(folder), ".git")):
             return out

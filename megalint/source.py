@@ -9,6 +9,9 @@ from __future__ import annotations
 import bisect
 from itertools import accumulate
 
+# 1-based start line, start column, end line, end column
+_Position = tuple[int, int, int, int]
+
 
 class Span:
     """Where a piece of text is: a path, 1-based line and column (in code points, end
@@ -24,14 +27,16 @@ class Span:
 
     def __init__(
         self, path: str, start_line: int, start_col: int, end_line: int, end_col: int, start: int = 0, end: int = 0
-    ):
+    ) -> None:
         self.path = path
         self.start = start  # character offset, inclusive
         self.end = end  # character offset, exclusive
-        self._pos = (start_line, start_col, end_line, end_col)
-        self._file = None  # the SourceFile whose line table gives _pos, when not given
+        self._pos: _Position | None = (start_line, start_col, end_line, end_col)
+        self._file: SourceFile | None = None  # the SourceFile whose line table gives _pos, when not given
 
-    def _resolve(self) -> tuple:
+    def _resolve(self) -> _Position:
+        # Only spans made by a SourceFile lack a position, and they all carry their file.
+        assert self._file is not None
         starts = self._file.line_starts
         start, end = self.start, self.end
         sl = bisect.bisect_right(starts, start) - 1
@@ -40,15 +45,26 @@ class Span:
         return pos
 
     # 1-based line and column of the start and of the (exclusive) end
-    start_line = property(lambda self: (self._pos or self._resolve())[0])
-    start_col = property(lambda self: (self._pos or self._resolve())[1])
-    end_line = property(lambda self: (self._pos or self._resolve())[2])
-    end_col = property(lambda self: (self._pos or self._resolve())[3])
+    @property
+    def start_line(self) -> int:
+        return (self._pos or self._resolve())[0]
 
-    def _key(self) -> tuple:
+    @property
+    def start_col(self) -> int:
+        return (self._pos or self._resolve())[1]
+
+    @property
+    def end_line(self) -> int:
+        return (self._pos or self._resolve())[2]
+
+    @property
+    def end_col(self) -> int:
+        return (self._pos or self._resolve())[3]
+
+    def _key(self) -> tuple[str, int, int, int, int]:
         return (self.path,) + (self._pos or self._resolve())
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         if self is other:
             return True
         if other.__class__ is not Span:
@@ -57,26 +73,26 @@ class Span:
             return self.start == other.start and self.end == other.end and self.path == other.path
         return self._key() == other._key()
 
-    def __ne__(self, other):
+    def __ne__(self, other: object) -> bool:
         eq = self.__eq__(other)
         return eq if eq is NotImplemented else not eq
 
     def __hash__(self) -> int:
         return hash(self._key())
 
-    def __lt__(self, other):
+    def __lt__(self, other: object) -> bool:
         return self._key() < other._key() if other.__class__ is Span else NotImplemented
 
-    def __le__(self, other):
+    def __le__(self, other: object) -> bool:
         return self._key() <= other._key() if other.__class__ is Span else NotImplemented
 
-    def __gt__(self, other):
+    def __gt__(self, other: object) -> bool:
         return self._key() > other._key() if other.__class__ is Span else NotImplemented
 
-    def __ge__(self, other):
+    def __ge__(self, other: object) -> bool:
         return self._key() >= other._key() if other.__class__ is Span else NotImplemented
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[Span], tuple[str, int, int, int, int, int, int]]:
         # Sent to another process with its lines and columns, not the file's line table.
         return (Span, (self.path, *(self._pos or self._resolve()), self.start, self.end))
 
@@ -94,13 +110,19 @@ class Span:
 _new_span = object.__new__
 
 
-def _non_ascii_lines(data: bytes) -> tuple:
+# The non-ASCII lines of a file: their starts, their ends, and the extra bytes up to each end
+_WideLines = tuple[list[int], list[int], list[int]]
+
+
+def _non_ascii_lines(data: bytes) -> _WideLines:
     """(starts, ends, extra bytes up to each end) of the lines of UTF-8 data that hold non-ASCII
     characters (the others have one byte per character). Found with C-level calls: a regex
     scan for non-ASCII bytes costs about 10 ns a byte."""
     lines = data.split(b"\n")
     ascii_ = list(map(bytes.isascii, lines))
-    starts, ends, extras = [], [], []
+    starts: list[int] = []
+    ends: list[int] = []
+    extras: list[int] = []
     extra = pos = 0
     i = prev = 0
     for _ in range(ascii_.count(False)):
@@ -123,13 +145,13 @@ class SourceFile:
     launch scripts carry non-ASCII comments (Chinese in 179 of 1,322 public scripts).
     """
 
-    def __init__(self, path: str, text: str, data: bytes | None = None):
+    def __init__(self, path: str, text: str, data: bytes | None = None) -> None:
         self.path = path
         self.text = text
         self.data = text.encode("utf-8") if data is None else data  # data: text's UTF-8, when at hand
         self._starts: list[int] | None = None
         self._ascii = len(self.data) == len(text)
-        self._wide: tuple | None = None  # the lines with non-ASCII characters, for char_offset
+        self._wide: _WideLines | None = None  # the lines with non-ASCII characters, for char_offset
 
     @property
     def line_starts(self) -> list[int]:

@@ -88,8 +88,8 @@ class GpuProfile:
             return None
         return f"{self.compute_capability[0]}.{self.compute_capability[1]}"
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
+    def to_json(self) -> dict[str, object]:
+        out: dict[str, object] = {}
         for f in fields(self):
             value = getattr(self, f.name)
             if f.name == "compute_capability":
@@ -132,7 +132,7 @@ def _norm(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
-def _cc(value: Any, where: str) -> tuple[int, int] | None:
+def _cc(value: object, where: str) -> tuple[int, int] | None:
     if value is None:
         return None
     m = re.fullmatch(r"(\d+)\.(\d+)", str(value))
@@ -201,7 +201,7 @@ _SHARED = (
 
 def _complete_family(fam: GpuProfile, by_id: dict[str, GpuProfile]) -> GpuProfile:
     members = [by_id[v] for v in fam.variants]
-    values: dict[str, Any] = {}
+    values: dict[str, Any] = {}  # Any: replace() checks each value against its own field
     for name in _SHARED:
         vals = {getattr(m, name) for m in members}
         values[name] = vals.pop() if len(vals) == 1 else None

@@ -8,11 +8,13 @@ variable, since the evaluator has already split `$LAUNCHER` into words.
 from __future__ import annotations
 
 import re
+from collections.abc import Set
 
 from megalint.launch.model import Launch, Quantity, SchedulerHeader
 from megalint.shell.facts import CommandRecord, ScriptFacts
 from megalint.shell.headers import gpus_per_node, header_value, node_count
 from megalint.shell.values import Unknown, Word
+from megalint.source import Span
 
 ENTRY_RE = re.compile(
     r"(^|/)(pretrain_[A-Za-z0-9_]*\.py|posttrain_[A-Za-z0-9_]*\.py|finetune[A-Za-z0-9_]*\.py|train_rl\.py|"
@@ -213,10 +215,18 @@ def _base(text: str | None) -> str | None:
     return None if text is None else text.rsplit("/", 1)[-1]
 
 
-def _options(words: list[Word], i: int, with_value: set, two_values: set = frozenset()):
+# A launcher's options: option -> its value (None for a switch or a missing value)
+_Options = dict[str, Word | None]
+# The same in the order written: (option, the word it is written in, its value)
+_OptionOrder = list[tuple[str, Word, Word | None]]
+
+
+def _options(
+    words: list[Word], i: int, with_value: Set[str], two_values: Set[str] = frozenset()
+) -> tuple[_Options, int, _OptionOrder]:
     """Read `--opt value`, `--opt=value` and switches from i; returns (opts, index after them)."""
-    opts: dict[str, Word | None] = {}
-    order: list[tuple[str, Word, Word | None]] = []
+    opts: _Options = {}
+    order: _OptionOrder = []
     while i < len(words):
         w = words[i]
         t = w.text
@@ -226,7 +236,7 @@ def _options(words: list[Word], i: int, with_value: set, two_values: set = froze
             i += 1
             break
         if "=" in t and t.startswith("--"):
-            key, val = t.split("=", 1)
+            key, _ = t.split("=", 1)
             opts[key] = _value_part(w, len(key) + 1)
             order.append((key, w, opts[key]))
             i += 1
@@ -257,7 +267,7 @@ def _value_part(word: Word, start: int) -> Word:
     """The part of `--opt=value` after the `=`, keeping the sites of its characters."""
     from megalint.shell.values import Segment
 
-    out = []
+    out: list[Segment] = []
     pos = 0
     for seg in word.segments:
         if seg.text is None:
@@ -288,7 +298,9 @@ def _value_part(word: Word, start: int) -> Word:
     return Word(tuple(out))
 
 
-def _int_quantity(word: Word | None, how: str, default: int | None = None, *, node_count_like=False) -> Quantity:
+def _int_quantity(
+    word: Word | None, how: str, default: int | None = None, *, node_count_like: bool = False
+) -> Quantity:
     if word is None:
         if default is None:
             return Quantity(None, how, (), Unknown(f"{how} is not given"))
@@ -330,15 +342,15 @@ def _header_quantity(headers: list[SchedulerHeader], what: str) -> Quantity | No
         n, h = got
         return Quantity(n, f"#SBATCH {h.key}", (Word((Segment(h.value, h.span),)),))
     if what == "ntasks-per-node":
-        h = header_value(headers, "--ntasks-per-node")
-        if h is None or not h.value.isdigit():
+        given = header_value(headers, "--ntasks-per-node")
+        if given is None or not given.value.isdigit():
             return None
-        return Quantity(int(h.value), "#SBATCH --ntasks-per-node", (Word((Segment(h.value, h.span),)),))
+        return Quantity(int(given.value), "#SBATCH --ntasks-per-node", (Word((Segment(given.value, given.span),)),))
     if what == "ntasks":
-        h = header_value(headers, "--ntasks")
-        if h is None or not h.value.isdigit():
+        given = header_value(headers, "--ntasks")
+        if given is None or not given.value.isdigit():
             return None
-        return Quantity(int(h.value), "#SBATCH --ntasks", (Word((Segment(h.value, h.span),)),))
+        return Quantity(int(given.value), "#SBATCH --ntasks", (Word((Segment(given.value, given.span),)),))
     return None
 
 
@@ -388,18 +400,18 @@ def _strip_wrappers(words: list[Word], i: int) -> int:
 
 
 class _Found:
-    def __init__(self):
-        self.launcher = None
-        self.entry = None
-        self.entry_index = None
-        self.nproc = None
-        self.nnodes = None
-        self.world = None
+    def __init__(self) -> None:
+        self.launcher: str | None = None
+        self.entry: Word | None = None
+        self.entry_index: int | None = None  # set with entry
+        self.nproc: Quantity | None = None
+        self.nnodes: Quantity | None = None
+        self.world: Quantity | None = None
         self.launcher_words: list[Word] = []
         self.notes: list[str] = []
 
 
-def _python_entry(words, i, found: _Found) -> bool:
+def _python_entry(words: list[Word], i: int, found: _Found) -> bool:
     """`python [opts] script.py …` or `python -m module …` starting at i."""
     j = i + 1
     while j < len(words):
@@ -426,7 +438,7 @@ def _python_entry(words, i, found: _Found) -> bool:
     return False
 
 
-def _torchrun(words, i, found: _Found, head) -> bool:
+def _torchrun(words: list[Word], i: int, found: _Found, head: list[Word]) -> bool:
     opts, j, order = _options(words, i, _TORCHRUN_VALUE)
     found.launcher_words = list(head) + words[i:j]
     nproc_w = opts.get("--nproc_per_node", opts.get("--nproc-per-node"))
@@ -469,7 +481,7 @@ def _torchrun(words, i, found: _Found, head) -> bool:
     return True
 
 
-def _entry_after_unknown(words, j: int) -> int | None:
+def _entry_after_unknown(words: list[Word], j: int) -> int | None:
     """The index of the script after unknown words at `j`, or None when `words[j]` is known.
 
     Only unknown words and options may stand between: the first known plain word is the
@@ -484,7 +496,7 @@ def _entry_after_unknown(words, j: int) -> int | None:
     return None
 
 
-def _deepspeed(words, i, found: _Found) -> bool:
+def _deepspeed(words: list[Word], i: int, found: _Found) -> bool:
     opts, j, _ = _options(words, i + 1, _DEEPSPEED_VALUE)
     found.launcher = "deepspeed"
     found.launcher_words = words[i:j]
@@ -509,15 +521,15 @@ def _deepspeed(words, i, found: _Found) -> bool:
     return True
 
 
-def _mpirun(words, i, found: _Found, headers) -> bool:
+def _mpirun(words: list[Word], i: int, found: _Found, headers: list[SchedulerHeader]) -> bool:
     opts, j, _ = _options(words, i + 1, _MPI_VALUE, _MPI_TWO_VALUES)
     found.launcher = _base(_t(words[i]))
     found.launcher_words = words[i:j]
     np_w = opts.get("-np", opts.get("-n", opts.get("--np")))
     ppn = opts.get("-npernode", opts.get("--npernode", opts.get("-N", opts.get("-ppn", opts.get("--ppn")))))
     mapby = opts.get("--map-by", opts.get("-map-by"))
-    if ppn is None and mapby is not None and _t(mapby):
-        m = re.match(r"ppr:(\d+):node", _t(mapby))
+    if ppn is None and mapby is not None and mapby.text:
+        m = re.match(r"ppr:(\d+):node", mapby.text)
         if m:
             ppn = mapby
             found.nproc = Quantity(int(m.group(1)), "mpirun --map-by ppr", (mapby,))
@@ -543,7 +555,9 @@ def _mpirun(words, i, found: _Found, headers) -> bool:
     return True
 
 
-def _srun_context(wrapper: list[Word], headers):
+def _srun_context(
+    wrapper: list[Word], headers: list[SchedulerHeader]
+) -> tuple[Quantity, Quantity | None, Quantity | None, int]:
     """What an srun (outer command or wrapper) says about nodes and tasks."""
     opts, j, _ = _options(wrapper, 1, _SRUN_VALUE)
     nodes_w = opts.get("-N", opts.get("--nodes"))
@@ -634,6 +648,8 @@ def find_launch(rec: CommandRecord, headers: list[SchedulerHeader]) -> Launch | 
             return None
     if found.entry is None:
         return None
+    # Every reader that finds the entry point sets its index and names the launcher with it.
+    assert found.entry_index is not None and found.launcher is not None
     entry_text = _t(found.entry)
     argv = tuple(words[found.entry_index + 1 :])
     is_megatron = entry_text is not None and bool(ENTRY_RE.search(entry_text))
@@ -661,7 +677,9 @@ def find_launch(rec: CommandRecord, headers: list[SchedulerHeader]) -> Launch | 
     )
 
 
-def _world(found: _Found, srun_words, headers):
+def _world(
+    found: _Found, srun_words: list[Word] | None, headers: list[SchedulerHeader]
+) -> tuple[Quantity, Quantity, Quantity]:
     per_node_launcher = found.launcher in (
         "torchrun",
         "torch.distributed.run",
@@ -680,6 +698,7 @@ def _world(found: _Found, srun_words, headers):
                 else nodes
             )
             nproc = found.nproc
+            assert nproc is not None  # each per-node launcher's reader sets its process count
             return nproc, nnodes, _times(nproc, nnodes, "processes per node × nodes")
         # One task per GPU: the world is the number of tasks.
         if ntasks is not None and ntasks.known:
@@ -711,7 +730,7 @@ def extract_launches(facts: ScriptFacts) -> list[Launch]:
     """Every Megatron launch on every path; the same launch with the same words counts once."""
     launches: list[Launch] = []
     seen_records: set[int] = set()
-    seen = set()
+    seen: set[tuple[Span, tuple[str, ...], tuple[str, ...], int | None]] = set()
     for path in facts.paths:
         for rec in path.commands:
             if id(rec) in seen_records:

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TypedDict
 
 # Headers are read by the shell stage, which runs first; the launch model takes them from there.
 from megalint.shell.headers import SchedulerHeader as SchedulerHeader
 from megalint.shell.values import Unknown, Word
 from megalint.source import Span
+
+
+class QuantityJson(TypedDict):
+    value: int | None
+    how: str
+    unknown: str | None  # why the value is not known
+    at: list[str]  # where the words it was computed from are
 
 
 @dataclass(frozen=True)
@@ -30,7 +38,7 @@ class Quantity:
                 return w.span
         return None
 
-    def to_json(self) -> dict:
+    def to_json(self) -> QuantityJson:
         return {
             "value": self.value,
             "how": self.how,

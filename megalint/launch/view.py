@@ -2,11 +2,61 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
-from megalint.launch.model import Launch, Quantity
-from megalint.shell.facts import ScriptFacts
+from megalint.launch.model import Launch, Quantity, QuantityJson
+from megalint.shell.facts import ScriptFacts, ShellFindingKind
 from megalint.shell.values import Word
+
+
+class WordJson(TypedDict):
+    text: str | None
+    unknown: str | None  # why the text is not known
+    at: str | None
+    chain: list[str]  # the assignments its text came through
+    via: list[str]  # the expansions it came through
+    assumed: str | None
+
+
+class ArgumentJson(TypedDict):
+    flag: WordJson | None
+    value: WordJson | None
+
+
+class LaunchJson(TypedDict):
+    launcher: str
+    at: str
+    condition: list[str]
+    entry: WordJson | None
+    nproc_per_node: QuantityJson
+    nnodes: QuantityJson
+    world_size: QuantityJson
+    arguments: list[ArgumentJson]
+    environment: dict[str, WordJson | None]
+    notes: list[str]
+
+
+class HeaderJson(TypedDict):
+    scheduler: str
+    key: str
+    value: str
+    at: str
+
+
+class ShellFindingJson(TypedDict):
+    kind: ShellFindingKind
+    at: str
+    message: str
+
+
+class ModelJson(TypedDict):
+    file: str
+    headers: list[HeaderJson]
+    paths: int
+    launches: list[LaunchJson]
+    shell_findings: list[ShellFindingJson]
+    sourced: list[str]
+    notes: list[str]
 
 
 def pair_flags(argv: tuple[Word, ...]) -> list[tuple[Word, Word | None]]:
@@ -34,7 +84,7 @@ def pair_flags(argv: tuple[Word, ...]) -> list[tuple[Word, Word | None]]:
     return out
 
 
-def word_json(w: Word | None) -> dict[str, Any] | None:
+def word_json(w: Word | None) -> WordJson | None:
     if w is None:
         return None
     return {
@@ -47,7 +97,7 @@ def word_json(w: Word | None) -> dict[str, Any] | None:
     }
 
 
-def launch_json(launch: Launch) -> dict[str, Any]:
+def launch_json(launch: Launch) -> LaunchJson:
     return {
         "launcher": launch.launcher,
         "at": str(launch.span),
@@ -62,7 +112,7 @@ def launch_json(launch: Launch) -> dict[str, Any]:
     }
 
 
-def model_json(facts: ScriptFacts, launches: list[Launch]) -> dict[str, Any]:
+def model_json(facts: ScriptFacts, launches: list[Launch]) -> ModelJson:
     return {
         "file": facts.path,
         "headers": [

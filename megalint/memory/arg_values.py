@@ -20,7 +20,7 @@ def as_int(v: Any, name: str) -> int:
         raise InvalidConfig(f"{name} must be an integer, got {v!r}") from e
 
 
-def truthy(v: Any) -> bool:
+def truthy(v: object) -> bool:
     if isinstance(v, str):
         return v.lower() not in ("", "0", "false", "no", "none")
     return bool(v)

@@ -4,7 +4,32 @@ and outside the allocator the overhead every GPU carries."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
+
+
+class StageEstimateJson(TypedDict):
+    stage: str
+    pp_rank: int
+    num_layers: int
+    params: int
+    expert_params: int
+    terms: dict[str, int]
+    peak_bytes: int
+    peak_event: str
+    peak_terms: dict[str, int]
+
+
+class MemoryEstimateJson(TypedDict):
+    complete: bool
+    missing: list[str]
+    world_size: int
+    layout: dict[str, int]
+    peak_bytes: int | None
+    overhead_bytes: int
+    overhead_terms: dict[str, int]
+    device_bytes: int | None
+    stages: list[StageEstimateJson]
+    assumptions: list[str]
 
 
 @dataclass(frozen=True)
@@ -24,7 +49,7 @@ class StageEstimate:
         keep = STATIC_TERMS + EVENT_TERMS.get(self.peak_event, ())
         return {k: v for k, v in self.terms.items() if k in keep}
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> StageEstimateJson:
         return {
             "stage": self.stage,
             "pp_rank": self.pp_rank,
@@ -87,7 +112,7 @@ class MemoryEstimate:
         d = self.device_bytes
         return None if d is None else d <= usable_bytes
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> MemoryEstimateJson:
         return {
             "complete": self.complete,
             "missing": list(self.missing),

@@ -54,6 +54,7 @@ class Calibration:
     # small persistent buffers allocated through the caching allocator.
     workspace_bytes: int = 32 * 1024 * 1024
 
+    # Any: dataclasses.replace checks each keyword against its own field (floats, and one int).
     def with_(self, **kw: Any) -> Calibration:
         return replace(self, **kw)
 

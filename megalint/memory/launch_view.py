@@ -14,7 +14,7 @@ from megalint.megatron.plain import plain
 from .arg_values import InvalidConfig
 from .defaults import DEFAULTS
 from .estimator import estimate
-from .report import context_view
+from .report import MemoryView, context_view
 
 # Arguments the estimator reads that have no entry in its defaults table.
 _MEMORY_EXTRA = (
@@ -43,7 +43,7 @@ def launch_memory(
     derived: Mapping[str, Derived] | None = None,
     profile: GpuProfile | None = None,
     gpus_per_node: int | None = None,
-) -> tuple[dict[str, Any] | None, str | None]:
+) -> tuple[MemoryView | None, str | None]:
     """The memory estimate as the rule context holds it, or (None, why not).
 
     The vocabulary is the one input that often stays unknown (it comes from the tokenizer's

@@ -20,13 +20,23 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from .arg_values import InvalidConfig
 from .breakdown import MemoryEstimate
 from .calibration import DEFAULT_CALIBRATION, Calibration
 from .defaults import with_defaults
 from .estimator import estimate
+
+
+class SuggestionJson(TypedDict):
+    flags: list[str]
+    changes: dict[str, Any]
+    peak_bytes: int
+    device_bytes: int
+    fits: bool | None
+    cost_rank: int
+    note: str
 
 
 @dataclass(frozen=True)
@@ -39,7 +49,7 @@ class Suggestion:
     cost_rank: int  # 0 = cheapest in throughput
     note: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> SuggestionJson:
         return {
             "flags": list(self.flags),
             "changes": dict(self.changes),

@@ -15,13 +15,14 @@ from megalint.launch.model import Launch, Quantity
 from megalint.megatron.bound import BoundArgs
 from megalint.megatron.derived import Derived
 from megalint.megatron.plain import plain
+from megalint.memory.report import MemoryView
 from megalint.rulecontext.findings import shell_entries
 from megalint.rulecontext.problems import problem_entry
 from megalint.shell.facts import ShellFinding
 from megalint.shell.values import Unknown
 
 
-def _put(ctx: dict[str, Any], root: str, key: str, value: Any, unknown: dict[str, str]) -> None:
+def _put(ctx: dict[str, Any], root: str, key: str, value: object, unknown: dict[str, str]) -> None:
     v = plain(value)
     if isinstance(v, Unknown):
         unknown[f"{root}.{key}"] = v.reason
@@ -36,8 +37,8 @@ def _quantity(q: Quantity, key: str, ctx: dict[str, Any], unknown: dict[str, str
         unknown[f"launch.{key}"] = q.unknown.reason if q.unknown else f"{q.how} is not known"
 
 
-def gpu_context(profile: GpuProfile | None, reason: str | None) -> tuple[dict[str, Any], dict[str, str]]:
-    gpu: dict[str, Any] = {}
+def gpu_context(profile: GpuProfile | None, reason: str | None) -> tuple[dict[str, object], dict[str, str]]:
+    gpu: dict[str, object] = {}
     unknown: dict[str, str] = {}
     if profile is None:
         unknown["gpu"] = reason or "no GPU model is known: give --gpu NAME or `gpu` in the configuration"
@@ -66,7 +67,7 @@ def build_context(
     gpu: GpuProfile | None,
     gpu_reason: str | None,
     findings: list[ShellFinding],
-    memory: dict[str, Any] | None,
+    memory: MemoryView | None,
     memory_unknown: str | None,
     env_opaque: str | None = None,
     fork: str | None = None,

@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from megalint.megatron.bound import BoundArgs, Problem, ProblemKind
 from megalint.megatron.plain import plain
 from megalint.megatron.releases import RENAMED, release_history
 
 
-def problem_entry(i: int, p: Problem, bound: BoundArgs, version: str) -> dict[str, Any]:
+def problem_entry(i: int, p: Problem, bound: BoundArgs, version: str) -> dict[str, object]:
     """One binding problem as rules read it. Keys that only some problems have are left out
     when they do not apply, so that a rule (or a fix) reading them is undecided there:
     `best` (the suggestion to apply: the hyphenated spelling of the flag, or the only one), `choices` (of an invalid choice),
     `earlier` (line:column of the occurrences a repeated flag overrides), `added_in` /
     `removed_in` / `last_in` (the release that added or removed a flag of another version)."""
-    out: dict[str, Any] = {
+    out: dict[str, object] = {
         "index": i,
         "kind": p.kind.value,
         "message": p.message,

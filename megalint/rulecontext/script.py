@@ -12,7 +12,7 @@ from megalint.shell.facts import ScriptFacts
 from megalint.source import Span
 
 
-def script_context(facts: ScriptFacts, version: str) -> dict[str, Any]:
+def script_context(facts: ScriptFacts, version: str) -> dict[str, object]:
     return {"shell": shell_entries(facts.findings), "megatron": version, "unknown": {}}
 
 

@@ -24,7 +24,7 @@ class ArithError(Exception):
 class ArithUnknown(Exception):
     """A value needed by the expression cannot be known statically."""
 
-    def __init__(self, reason: str):
+    def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
 
@@ -76,10 +76,12 @@ def _int(digits: str, base: int) -> int:
     return v
 
 
-_TOKENS: dict = {}  # text -> its tokens: the same expression is met on every path and in loops
+Token = tuple[str, str]  # (kind: "num", "name" or "op"; its text)
+
+_TOKENS: dict[str, tuple[Token, ...]] = {}  # text -> its tokens: the same expression is met on every path and in loops
 
 
-def tokenize(text: str) -> tuple[tuple[str, str], ...]:
+def tokenize(text: str) -> tuple[Token, ...]:
     got = _TOKENS.get(text)
     if got is None:
         got = _tokenize(text)
@@ -89,8 +91,8 @@ def tokenize(text: str) -> tuple[tuple[str, str], ...]:
     return got
 
 
-def _tokenize(text: str) -> tuple[tuple[str, str], ...]:
-    out = []
+def _tokenize(text: str) -> tuple[Token, ...]:
+    out: list[Token] = []
     pos = 0
     text = text.rstrip()
     while pos < len(text):
@@ -134,41 +136,46 @@ _ASSIGN = {"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "^=", "|="}
 MAX_NESTING = 40
 MAX_TOKENS = 10_000
 
+# What the parser sees past the last token: no kind, no text.
+_END: Token = ("", "")
+
 
 class _Parser:
-    def __init__(self, tokens, lookup: Callable[[str], int], assign: Callable[[str, int], None]):
+    def __init__(
+        self, tokens: tuple[Token, ...], lookup: Callable[[str], int], assign: Callable[[str, int], None]
+    ) -> None:
         self.t = tokens
         self.i = 0
         self.lookup = lookup
         self.assign = assign
         self.depth = 0
 
-    def deeper(self):
+    def deeper(self) -> None:
         self.depth += 1
         if self.depth > MAX_NESTING:
             raise ArithUnknown(f"the expression is nested more than {MAX_NESTING} levels deep")
 
-    def peek(self):
-        return self.t[self.i] if self.i < len(self.t) else (None, None)
+    def peek(self) -> Token:
+        return self.t[self.i] if self.i < len(self.t) else _END
 
-    def take(self):
+    def take(self) -> Token:
         tok = self.peek()
         self.i += 1
         return tok
 
-    def expect(self, op):
+    def expect(self, op: str) -> None:
         kind, val = self.take()
         if val != op:
             raise ArithError(f"expected {op!r} in arithmetic")
 
-    def comma(self):
+    def comma(self) -> int:
         v = self.assignment()
         while self.peek()[1] == ",":
             self.take()
             v = self.assignment()
         return v
 
-    def assignment(self):
+    def assignment(self) -> int:
         kind, val = self.peek()
         if kind == "name" and self.i + 1 < len(self.t) and self.t[self.i + 1][1] in _ASSIGN:
             name = val
@@ -186,7 +193,7 @@ class _Parser:
             return v
         return self.ternary()
 
-    def ternary(self):
+    def ternary(self) -> int:
         cond = self.binary(1)
         if self.peek()[1] == "?":
             self.take()
@@ -198,7 +205,7 @@ class _Parser:
             return a if cond else b
         return cond
 
-    def binary(self, min_prec):
+    def binary(self, min_prec: int) -> int:
         left = self.unary()
         while True:
             op = self.peek()[1]
@@ -212,7 +219,7 @@ class _Parser:
             self.depth -= 1
             left = _wrap(_apply(op, left, right))
 
-    def unary(self):
+    def unary(self) -> int:
         kind, val = self.peek()
         if kind == "op" and val in ("-", "+", "!", "~"):
             self.take()
@@ -230,7 +237,7 @@ class _Parser:
             return v
         return self.postfix()
 
-    def postfix(self):
+    def postfix(self) -> int:
         kind, val = self.take()
         if kind == "num":
             try:

@@ -14,8 +14,15 @@ value unless the operand is quoted or the test is `[[ … ]]` (which does not sp
 from __future__ import annotations
 
 import re
+from collections.abc import Hashable
+from typing import cast
 
-__all__ = ["Comparison", "comparison", "recall", "learn"]
+__all__ = ["Comparison", "Taken", "comparison", "recall", "learn"]
+
+# Undecided tests a path took one way, and what they tell of the values they read: the
+# evaluator's own entries (conditions.py) and those of learn() below, each keyed so that the
+# kinds cannot meet.
+Taken = dict[tuple[object, ...], tuple[object, object]]
 
 _TEST = re.compile(r"^(\[\[?)\s+(\S+)\s+(==?|!=)\s+(\S+)\s+(\]\]?)$")
 _GLOB = re.compile(r"[*?\[\]]")
@@ -23,7 +30,7 @@ _QUOTED = re.compile(r"^(?:\"([^\"$`\\]*|\$\{?\w+\}?)\"|'([^']*)')$")
 _VAR = re.compile(r"^\$\{?([A-Za-z_]\w*)\}?$")
 
 
-class Comparison(tuple):
+class Comparison(tuple[str, str, bool, bool]):
     """(variable, literal, equal, exact): `equal` for = / ==, `exact` when a false outcome
     also tells the value (quoted operand or `[[ … ]]`)."""
 
@@ -69,7 +76,7 @@ def comparison(text: str) -> Comparison | None:
     return Comparison((var.group(1), right, m.group(3) != "!=", left_quoted or double))
 
 
-def recall(taken: dict, cmp: Comparison, read) -> bool | None:
+def recall(taken: Taken, cmp: Comparison, read: Hashable) -> bool | None:
     """The outcome this path already fixed for `cmp`, or None. `read` identifies the value the
     variable holds (a test of a reassigned variable learns nothing from an older one)."""
     known = taken.get(("=value", cmp.var, read))
@@ -79,13 +86,14 @@ def recall(taken: dict, cmp: Comparison, read) -> bool | None:
     fact = taken.get(("=", cmp.var, read, cmp.literal))
     if fact is None:
         return None
+    equal = cast(bool, fact[0])  # learn() records whether the value equals the literal
     if cmp.equal:
-        return fact[0]
+        return equal
     # `!=` is true for a value known to differ only when the operand cannot be empty.
-    return (not fact[0]) if (fact[0] or cmp.exact) else None
+    return (not equal) if (equal or cmp.exact) else None
 
 
-def learn(taken: dict, cmp: Comparison, read, outcome: bool, hold) -> None:
+def learn(taken: Taken, cmp: Comparison, read: Hashable, outcome: bool, hold: object) -> None:
     """Record what `outcome` of `cmp` says about the variable; `hold` keeps the value read
     alive while the record is (its identity is part of the key)."""
     if not outcome and not cmp.exact:

@@ -21,7 +21,7 @@ class CommandRecord:
     condition: tuple[str, ...] = ()
     wrappers: tuple[tuple[Word, ...], ...] = ()  # outer commands: `srun … bash -c "<this>"`
     in_loop: bool = False
-    headers: tuple = ()  # the `#SBATCH` lines of an `sbatch <<EOF` script it runs in
+    headers: tuple[SchedulerHeader, ...] = ()  # the `#SBATCH` lines of an `sbatch <<EOF` script it runs in
 
 
 class ShellFindingKind(str, Enum):
@@ -48,7 +48,7 @@ class ShellFinding:
     kind: ShellFindingKind
     span: Span
     message: str
-    data: dict = field(default_factory=dict)
+    data: dict[str, object] = field(default_factory=dict)  # what rules read of it, by name
 
 
 @dataclass

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from tree_sitter import Node
+
 from megalint.shell.facts import ShellFinding, ShellFindingKind
 from megalint.shell.parse import ParsedScript
 
@@ -66,7 +68,7 @@ _UNESCAPED_BACKSLASH_BLANKS = re.compile(r"(?<!\\)((?:\\\\)*)(\\)([ \t]+)$", re.
 
 
 def _trailing_blanks(ps: ParsedScript) -> list[ShellFinding]:
-    out = []
+    out: list[ShellFinding] = []
     text = ps.source.text
     if not _BACKSLASH_BLANKS.search(text):
         return out  # the full pattern tries every position: only run it where it can match
@@ -94,7 +96,7 @@ def _trailing_blanks(ps: ParsedScript) -> list[ShellFinding]:
 def _parse_errors(ps: ParsedScript) -> list[ShellFinding]:
     if not ps.root.has_error:
         return []
-    out = []
+    out: list[ShellFinding] = []
     stack = [ps.root]
     while stack and len(out) < MAX_PARSE_ERRORS:
         node = stack.pop()
@@ -123,7 +125,7 @@ def _parse_errors(ps: ParsedScript) -> list[ShellFinding]:
 
 
 def _shift_mismatch(ps: ParsedScript) -> list[ShellFinding]:
-    out = []
+    out: list[ShellFinding] = []
     for node in ps.syntax("case"):
         subject = node.child_by_field_name("value")
         if subject is None or ps.text(subject).strip('"') not in ("$1", "${1}"):
@@ -153,7 +155,7 @@ def _shift_mismatch(ps: ParsedScript) -> list[ShellFinding]:
     return out
 
 
-def _reads_dollar2(item, ps):
+def _reads_dollar2(item: Node, ps: ParsedScript) -> Node | None:
     stack = [item]
     while stack:
         n = stack.pop()
@@ -163,7 +165,7 @@ def _reads_dollar2(item, ps):
     return None
 
 
-def _count_shifts(item, ps) -> int | None:
+def _count_shifts(item: Node, ps: ParsedScript) -> int | None:
     total = 0
     stack = [item]
     while stack:
@@ -185,7 +187,7 @@ def _count_shifts(item, ps) -> int | None:
     return total
 
 
-def _shifts_after(case_node, ps) -> int:
+def _shifts_after(case_node: Node, ps: ParsedScript) -> int:
     parent = case_node.parent
     if parent is None or parent.type != "do_group":
         return 0

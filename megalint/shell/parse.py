@@ -13,11 +13,20 @@ from __future__ import annotations
 import codecs
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import tree_sitter
 import tree_sitter_bash
 
 from megalint.source import SourceFile, Span
+
+if TYPE_CHECKING:
+    from megalint.shell.interp.pieces import Expansion, Piece
+    from megalint.shell.values import Word
+
+# What the evaluator remembers of one computation (see Evaluator.memo): the objects it read
+# (variable name -> value), the count of sourced names then, and what it gave.
+MemoEntry = tuple[tuple[tuple[str, object], ...], int, object]
 
 _LANGUAGE = tree_sitter.Language(tree_sitter_bash.language())
 
@@ -49,12 +58,16 @@ class ParsedScript:
     placeholders: list[Span] = field(default_factory=list)
     ends_with_continuation: Span | None = None
     parse_text: bytes = b""  # what tree-sitter parsed (offsets equal the file's)
-    # Expansions of literal words do not depend on the state: the evaluator keeps them here.
-    cache: dict = field(default_factory=dict)
-    _syntax: dict | None = None
-    _assigned: dict | None = None
-    _top: list | None = None
-    _assigned_nodes: dict | None = None
+    # Expansions of literal words do not depend on the state: the evaluator keeps them here,
+    # the words by (start byte, end byte), the literal pieces by (start byte, end byte, escapes,
+    # expansion), and what its memo remembers by the memo's key.
+    word_cache: dict[tuple[int, int], list[Word]] = field(default_factory=dict)
+    literal_cache: dict[tuple[int, int, str | None, Expansion | None], list[Piece]] = field(default_factory=dict)
+    memo_cache: dict[tuple[object, ...], list[MemoEntry]] = field(default_factory=dict)
+    _syntax: dict[str, list[tree_sitter.Node]] | None = None
+    _assigned: dict[int, bytes] | None = None
+    _top: list[tree_sitter.Node] | None = None
+    _assigned_nodes: dict[int, tuple[tree_sitter.Node, bool]] | None = None
 
     @property
     def root(self) -> tree_sitter.Node:
@@ -66,20 +79,20 @@ class ParsedScript:
     def text(self, node: tree_sitter.Node) -> str:
         return self.parse_text[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
-    def syntax(self, name: str) -> list:
+    def syntax(self, name: str) -> list[tree_sitter.Node]:
         """The nodes of one kind in the whole file (see SYNTAX_QUERY), in file order. One query
         finds every kind at once: each walk of the tree costs about as much as the next."""
         if self._syntax is None:
             self._syntax = find_nodes(self.root, SYNTAX_QUERY)
         return self._syntax.get(name, [])
 
-    def top_level(self) -> list:
+    def top_level(self) -> list[tree_sitter.Node]:
         """The named children of the root (statements and comments), read once."""
         if self._top is None:
             self._top = self.root.named_children
         return self._top
 
-    def assigned_names(self) -> dict:
+    def assigned_names(self) -> dict[int, bytes]:
         """start byte -> the name (bytes, without a subscript) of every variable an assignment
         or a `for` loop sets."""
         if self._assigned is None:
@@ -90,7 +103,7 @@ class ParsedScript:
             }
         return self._assigned
 
-    def assigned_nodes(self) -> dict:
+    def assigned_nodes(self) -> dict[int, tuple[tree_sitter.Node, bool]]:
         """start byte -> (the name node of an assignment or `for` loop, whether it is a loop's):
         its parent is the assignment or the loop."""
         if self._assigned_nodes is None:
@@ -100,7 +113,7 @@ class ParsedScript:
         return self._assigned_nodes
 
 
-_QUERIES: dict = {}
+_QUERIES: dict[str, tree_sitter.Query] = {}
 
 # What the passes over the whole file look for (relevance.py, hazards.py, analyze.py, the
 # evaluator's first-assignment table).
@@ -120,7 +133,7 @@ SYNTAX_QUERY = """
 """
 
 
-def find_nodes(node: tree_sitter.Node, query: str) -> dict:
+def find_nodes(node: tree_sitter.Node, query: str) -> dict[str, list[tree_sitter.Node]]:
     """Nodes under `node` by capture name, found by a tree-sitter query: walking a tree in
     Python costs a node object per child, a query walks it in C."""
     q = _QUERIES.get(query)
@@ -206,7 +219,7 @@ def _trailing_continuation(source: SourceFile) -> Span | None:
 
 
 def _find_placeholders(tree: tree_sitter.Tree, data: bytes) -> list[tuple[int, int]]:
-    found = []
+    found: list[tuple[int, int]] = []
     for m in _PLACEHOLDER_B.finditer(data):
         start, end = m.span()
         if start == 0 or data[start - 1 : start] not in _PLACEHOLDER_AFTER:

@@ -81,7 +81,7 @@ def _dynamic(data: bytes) -> bool:
     return any(kw in data and pattern.search(data) for kw, pattern in _NAMEREF)
 
 
-def names_read(text: str) -> frozenset | None:
+def names_read(text: str) -> frozenset[str] | None:
     """The names text may read (every identifier in it), or None when it may read names it
     does not spell."""
     data = text.encode("utf-8", "replace")
@@ -91,20 +91,19 @@ def names_read(text: str) -> frozenset | None:
 
 
 class Skip(NamedTuple):
-    statements: frozenset  # (start_byte, end_byte) of the top-level statements to pass over
-    names: frozenset  # the variables those statements assign
+    statements: frozenset[tuple[int, int]]  # (start_byte, end_byte) of the top-level statements to pass over
+    names: frozenset[str]  # the variables those statements assign
 
 
 NOTHING = Skip(frozenset(), frozenset())
-_NONE: frozenset = frozenset()
 
 
-def skippable(ps: ParsedScript, also_read: frozenset | None = frozenset()) -> Skip:
+def skippable(ps: ParsedScript, also_read: frozenset[str] | None = frozenset()) -> Skip:
     """The top-level statements the evaluator may pass over. `also_read`: names read by text
     met at run time; None when that text reads names no text spells (keep every assignment)."""
     data = ps.parse_text
     # each statement's (start, end, may be skipped): one read of each node
-    shapes = []
+    shapes: list[tuple[int, int, bool]] = []
     for n in ps.top_level():
         t = n.type
         if t != "comment":
@@ -118,8 +117,8 @@ def skippable(ps: ParsedScript, also_read: frozenset | None = frozenset()) -> Sk
         if name not in _SAFE or name in functions:
             unsafe.append(n.start_byte)
     unsafe.extend(n.start_byte for n in ps.syntax("unsafe"))
-    unsafe.extend(n.start_byte for n in ps.syntax("compound") if n.text.startswith(b"(("))
-    unsafe.extend(n.start_byte for n in ps.syntax("arith") if _ARITH_UNSAFE.search(n.text))
+    unsafe.extend(n.start_byte for n in ps.syntax("compound") if data[n.start_byte : n.end_byte].startswith(b"(("))
+    unsafe.extend(n.start_byte for n in ps.syntax("arith") if _ARITH_UNSAFE.search(data[n.start_byte : n.end_byte]))
     if b"${" in data:
         unsafe.extend(m.start() for m in _EXPANSION_UNSAFE.finditer(data))
     if b"\\" in data:
@@ -130,8 +129,8 @@ def skippable(ps: ParsedScript, also_read: frozenset | None = frozenset()) -> Sk
     assigned_names = [a[1] for a in assigned]
 
     # candidate statement -> the names it assigns; one sweep, the three lists are in file order
-    candidates: dict = {}
-    kept: list = []
+    candidates: dict[tuple[int, int], list[bytes]] = {}
+    kept: list[tuple[int, int]] = []
     ui = ai = 0
     n_unsafe, n_assigned = len(unsafe), len(assigned_at)
     for a, b, candidate in shapes:
@@ -154,13 +153,13 @@ def skippable(ps: ParsedScript, also_read: frozenset | None = frozenset()) -> Sk
 
     # The greatest fixpoint, as a work list: a statement is put back (and what it reads becomes
     # read) when a name it assigns is read.
-    read: set = {name.encode() for name in also_read}
+    read: set[bytes] = {name.encode() for name in also_read}
     findall = _IDENT_B.findall
     for a, b in kept:
         read.update(findall(data, a, b))
-    waiting: dict = {}  # name -> the pending statements that assign it
-    back: list = []
-    pending: dict = {}
+    waiting: dict[bytes, list[tuple[int, int]]] = {}  # name -> the pending statements that assign it
+    back: list[tuple[int, int]] = []
+    pending: dict[tuple[int, int], list[bytes]] = {}
     for key, names in candidates.items():
         if not names:
             continue
@@ -179,8 +178,8 @@ def skippable(ps: ParsedScript, also_read: frozenset | None = frozenset()) -> Sk
             for key in waiting.pop(ident, ()):
                 if pending.pop(key, None) is not None:
                     back.append(key)
-    names: set = set()
+    skipped_names: set[bytes] = set()
     for assigned_here in pending.values():
-        names.update(assigned_here)
+        skipped_names.update(assigned_here)
     skipped = [key for key, assigned_here in candidates.items() if not assigned_here or key in pending]
-    return Skip(frozenset(skipped), frozenset(n.decode("utf-8", "replace") for n in names))
+    return Skip(frozenset(skipped), frozenset(n.decode("utf-8", "replace") for n in skipped_names))

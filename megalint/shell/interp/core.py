@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from megalint.shell.facts import (
     PathFacts,
@@ -231,7 +231,7 @@ class Evaluator:
 
     def memo(self, ps: ParsedScript, key: tuple[object, ...], st: State, compute: Callable[[], T]) -> T:
         """compute(), or what it gave on a path that held the same objects for what it read."""
-        entries = ps.cache.get(key)
+        entries = ps.memo_cache.get(key)
         epoch = len(self.sourced_names)
         if entries:
             vars_ = st.vars
@@ -245,8 +245,8 @@ class Evaluator:
                 else:
                     if self.reads is not None:
                         self.reads.update(deps)
-                    found: T = remembered
-                    return found
+                    # What compute() gave before: the same key is always computed by the same code.
+                    return cast(T, remembered)
         saved_reads, saved_impure = self.reads, self.impure
         reads: dict[str, object] = {}
         self.reads, self.impure = reads, False
@@ -261,7 +261,7 @@ class Evaluator:
             self.impure = True
             return result
         if entries is None:
-            entries = ps.cache[key] = []
+            entries = ps.memo_cache[key] = []
         elif len(entries) >= MEMO_ENTRIES:
             del entries[0]
         entries.append((tuple(reads.items()), epoch, result))

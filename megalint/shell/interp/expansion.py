@@ -56,13 +56,13 @@ def expand_word(ev: Evaluator, node: Node, st: State, frame: Frame) -> list[Word
             node, t = child, "word"
     if t in _LITERAL_WORDS:
         ps = frame.ps
-        key = (node.start_byte, node.end_byte, "w")
-        cached = ps.cache.get(key)
+        key = (node.start_byte, node.end_byte)
+        cached = ps.word_cache.get(key)
         if cached is None:
             words = fast_paths.plain_word(node, ps) if fast_paths.ENABLED and t != "raw_string" else None
             if not words:
                 words = splitting.split(ev, pieces(ev, node, st, frame, quoted=False, eid=None), node, frame)
-            cached = ps.cache[key] = words
+            cached = ps.word_cache[key] = words
         return list(cached)
     if fast_paths.ENABLED:
         if t == "simple_expansion" or t == "expansion":
@@ -208,7 +208,7 @@ def _placeholder(node: Node, ps: ParsedScript) -> Unknown | None:
 def _literal(node: Node, ps: ParsedScript, eid: Expansion | None, escapes: str | None) -> list[Piece]:
     """Literal text of a node, with escape processing; sites stay exact where the text is."""
     key = (node.start_byte, node.end_byte, escapes, eid)
-    cached = ps.cache.get(key)
+    cached = ps.literal_cache.get(key)
     if cached is None:
         raw = ps.text(node)
         if escapes is None or "\\" not in raw:
@@ -216,9 +216,8 @@ def _literal(node: Node, ps: ParsedScript, eid: Expansion | None, escapes: str |
             cached = _lits(raw, ps, a, a + len(raw), eid)
         else:
             cached = _escaped_runs(raw, ps.source.char_offset(node.start_byte), ps, eid, escapes)
-        ps.cache[key] = cached
-    got: list[Piece] = cached
-    return got
+        ps.literal_cache[key] = cached
+    return cached
 
 
 def literal_segment(text: str, ps: ParsedScript, a: int, b: int) -> Segment:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import tree_sitter
 
+from megalint.shell.equality import Taken
 from megalint.shell.facts import CommandRecord
 from megalint.shell.parse import ParsedScript
 from megalint.shell.values import Segment, Unknown, Word
@@ -17,8 +18,6 @@ Node = tree_sitter.Node
 Scalar = tuple[Segment, ...]
 Positional = tuple[Scalar, ...] | None  # None: the script's own arguments, not known
 Function = tuple[Node, ParsedScript]  # a function's body, and the script it is written in
-# Undecided tests a path took one way, and what they tell of the values they read (equality.py).
-Taken = dict[tuple[object, ...], tuple[object, object]]
 
 MAX_STATES = 16
 MAX_STEPS = 100_000  # statements evaluated, counted once per path they run on
