@@ -33,44 +33,52 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from megalint.diagnostics import Applicability, Diagnostic, Edit, Fix, Severity
-from megalint.output.meta import RuleMeta
+from megalint.engine.rule import Docs, RuleInfo
 from megalint.source import SourceFile, Span
 
 UNUSED = "ML001"
 UNKNOWN = "ML002"
 INVALID = "ML003"
 
-SUPPRESSION_RULES: dict[str, RuleMeta] = {
-    UNUSED: RuleMeta(
+SUPPRESSION_RULES: dict[str, RuleInfo] = {
+    UNUSED: RuleInfo(
         UNUSED,
         "unused-suppression",
         Severity.WARNING,
-        "A suppression comment that suppresses nothing.",
-        what="Reports `# megalint: ignore[…]`, `disable[…]` and `file-ignore[…]` codes that matched no finding.",
-        why="A stale suppression hides the next real finding of that rule at the same place.",
-        example="TP=8  # megalint: ignore[ML012]",
-        use_instead="TP=8",
-        fix_safety="Safe: only the unused codes, or the whole comment when none is used, are removed.",
+        docs=Docs(
+            summary="A suppression comment that suppresses nothing.",
+            what="Reports `# megalint: ignore[…]`, `disable[…]` and `file-ignore[…]` codes that matched no finding.",
+            why="A stale suppression hides the next real finding of that rule at the same place.",
+            example="TP=8  # megalint: ignore[ML012]",
+            use_instead="TP=8",
+            fix_safety="Safe: only the unused codes, or the whole comment when none is used, are removed.",
+        ),
         tags=("suppression",),
     ),
-    UNKNOWN: RuleMeta(
+    UNKNOWN: RuleInfo(
         UNKNOWN,
         "unknown-rule-in-suppression",
         Severity.WARNING,
-        "A suppression comment names a rule that does not exist.",
-        why="A misspelt code suppresses nothing and the finding it meant to silence still shows.",
-        example="# megalint: ignore[ML0012]",
-        use_instead="# megalint: ignore[ML012]",
+        docs=Docs(
+            summary="A suppression comment names a rule that does not exist.",
+            what="A suppression comment names a rule that does not exist.",
+            why="A misspelt code suppresses nothing and the finding it meant to silence still shows.",
+            example="# megalint: ignore[ML0012]",
+            use_instead="# megalint: ignore[ML012]",
+        ),
         tags=("suppression",),
     ),
-    INVALID: RuleMeta(
+    INVALID: RuleInfo(
         INVALID,
         "invalid-suppression",
         Severity.WARNING,
-        "A `# megalint:` comment that is not a valid directive.",
-        why="A malformed directive is ignored, so whatever it meant to suppress still shows.",
-        example="# megalint: ignore ML012",
-        use_instead="# megalint: ignore[ML012]",
+        docs=Docs(
+            summary="A `# megalint:` comment that is not a valid directive.",
+            what="A `# megalint:` comment that is not a valid directive.",
+            why="A malformed directive is ignored, so whatever it meant to suppress still shows.",
+            example="# megalint: ignore ML012",
+            use_instead="# megalint: ignore[ML012]",
+        ),
         tags=("suppression",),
     ),
 }
@@ -353,9 +361,9 @@ class _Catalogue:
                     self.codes.add(s.upper())
                 else:
                     self.names[s.lower()] = s
-        for code, meta in SUPPRESSION_RULES.items():
+        for code, rule in SUPPRESSION_RULES.items():
             self.codes.add(code)
-            self.names[meta.name] = code
+            self.names[rule.name] = code
 
     def referred(self, token: str) -> set[str]:
         """The known codes a token stands for."""
@@ -387,9 +395,9 @@ def _covers(ref: CodeRef, directive: Directive, d: Diagnostic) -> bool:
 
 
 def _finding(code: str, message: str, span: Span, fix: Fix | None = None) -> Diagnostic:
-    meta = SUPPRESSION_RULES[code]
+    rule = SUPPRESSION_RULES[code]
     return Diagnostic(
-        code=code, name=meta.name, severity=meta.severity, message=message, span=span, fix=fix, url=meta.help_uri
+        code=code, name=rule.name, severity=rule.severity, message=message, span=span, fix=fix, url=rule.url
     )
 
 
@@ -403,7 +411,7 @@ def apply_suppressions(
 ) -> tuple[list[Diagnostic], list[Diagnostic]]:
     """(kept, suppression_findings).
 
-    `known_codes`: every rule code (a mapping code -> name or RuleMeta also makes names
+    `known_codes`: every rule code (a mapping code -> name or RuleInfo also makes names
     known). `enabled`: the codes that ran on these files (None: all known). `undecided`:
     codes whose rules ran but could not decide for lack of inputs. A suppression naming
     only rules outside `enabled`, or any rule in `undecided`, is not reported as unused.

@@ -35,7 +35,7 @@ if str(ROOT) not in sys.path:
 
 from megalint.diagnostics import Applicability, Severity  # noqa: E402
 from megalint.engine import Rule, load_rules, rule_url  # noqa: E402
-from megalint.output.meta import RuleMeta  # noqa: E402
+from megalint.engine.rule import RuleInfo  # noqa: E402
 from megalint.suppress import SUPPRESSION_RULES  # noqa: E402
 
 RULES_DIR = "docs/rules"
@@ -105,8 +105,8 @@ def from_rule(r: Rule) -> RuleDoc:
     )
 
 
-def from_meta(m: RuleMeta) -> RuleDoc:
-    fix = Applicability.SAFE if m.fix_safety else None
+def from_meta(m: RuleInfo) -> RuleDoc:
+    fix = Applicability.SAFE if m.docs.fix_safety else None
     return RuleDoc(
         code=m.code,
         name=m.name,
@@ -117,11 +117,11 @@ def from_meta(m: RuleMeta) -> RuleDoc:
         fix=fix,
         requires=(),
         source="megalint/suppress.py",
-        what=m.what or m.summary,
-        why=m.why,
-        example=m.example or None,
-        use_instead=m.use_instead or None,
-        fix_safety=m.fix_safety or None,
+        what=m.docs.what,
+        why=m.docs.why,
+        example=m.docs.example,
+        use_instead=m.docs.use_instead,
+        fix_safety=m.docs.fix_safety,
         sources=(),
         references=(),
         rule=None,

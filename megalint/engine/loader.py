@@ -40,6 +40,7 @@ from megalint.engine.rule import (
     LabelSpec,
     Rule,
     RuleSet,
+    rule_url,
 )
 from megalint.engine.templates import parse_template
 from megalint.engine.versions import VersionError, VersionRange, parse_version
@@ -410,11 +411,16 @@ class _RuleBuilder:
 
         if not self.ok:
             return None
+        name = str(m["name"])
+        category = str(m["category"])
         return Rule(
             code=str(m["code"]),
-            name=str(m["name"]),
+            name=name,
             severity=Severity(str(m["severity"])),
-            category=str(m["category"]),
+            url=rule_url(name),
+            docs=docs,
+            tags=(category,),
+            category=category,
             status=str(m.get("status", "stable")),
             megatron=megatron,
             requires=requires,
@@ -425,7 +431,6 @@ class _RuleBuilder:
             labels=tuple(labels),
             help=help_,
             fix=fix,
-            docs=docs,
             examples=tuple(examples),
             origin=f"{doc.path}:{doc.node_pos(m)[0]}:{doc.node_pos(m)[1]}",
         )

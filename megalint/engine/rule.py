@@ -77,20 +77,92 @@ class FixSpec:
 
 @dataclass(frozen=True)
 class Docs:
-    what: str
-    why: str
+    """A rule's documentation: `megalint rule`, the SARIF help, the generated pages.
+
+    `summary` is the one line of rule lists when it is not the first line of `what`; a rule with
+    a summary may leave `what` out, which then reads the summary and is not repeated under it.
+    """
+
+    what: str = ""
+    why: str = ""
+    summary: str | None = None
     example: str | None = None
     use_instead: str | None = None
     fix_safety: str | None = None
     sources: tuple[str, ...] = ()
     references: tuple[str, ...] = ()
 
+    @property
+    def description(self) -> str:
+        """What the rule does, past its summary line: empty when `what` only repeats the summary."""
+        return "" if self.what == self.summary else self.what
 
-@dataclass(eq=False)
-class Rule:
+    def sections(self) -> list[tuple[str, str, bool]]:
+        """(heading, body, is_code) for each documentation field that is filled in."""
+        out = []
+        for heading, body, code in (
+            ("What it does", self.description, False),
+            ("Why is this bad?", self.why, False),
+            ("Example", self.example, True),
+            ("Use instead", self.use_instead, True),
+            ("Fix safety", self.fix_safety, False),
+        ):
+            if body and body.strip():
+                out.append((heading, body.strip("\n"), code))
+        return out
+
+
+@dataclass(frozen=True, eq=False)
+class RuleInfo:
+    """Who a rule is and its documentation: all that selection, suppression and the outputs read.
+
+    `Rule` extends it with what the engine runs; a renderer can be handed a plain `RuleInfo`.
+    """
+
     code: str
     name: str
     severity: Severity
+    url: str | None = None
+    docs: Docs = Docs()
+    tags: tuple[str, ...] = ()
+
+    @property
+    def summary(self) -> str:
+        """One line for rule lists: the docs' summary, else the first line of `what`, else the name."""
+        if self.docs.summary:
+            return self.docs.summary
+        return self.docs.what.strip().split("\n")[0] if self.docs.what else self.name
+
+    def help_text(self) -> str:
+        """The documentation as plain text, code indented (SARIF `help.text`)."""
+        parts = [self.summary]
+        for heading, body, code in self.docs.sections():
+            if code:
+                body = "\n".join("    " + line for line in body.splitlines())
+            parts.append(f"{heading}\n{body}")
+        if self.url:
+            parts.append(f"Documentation: {self.url}")
+        return "\n\n".join(parts)
+
+    def help_markdown(self) -> str:
+        """The documentation as Markdown, code fenced (SARIF `help.markdown`)."""
+        parts = [self.summary]
+        for heading, body, code in self.docs.sections():
+            if code:
+                fence = "```"
+                while fence in body:
+                    fence += "`"
+                body = f"{fence}bash\n{body}\n{fence}"
+            parts.append(f"## {heading}\n\n{body}")
+        if self.url:
+            parts.append(f"[Documentation]({self.url})")
+        return "\n\n".join(parts)
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class Rule(RuleInfo):
+    """A loaded rule: its identity and documentation, and the compiled parts the engine runs."""
+
     category: str
     status: str
     megatron: VersionRange
@@ -102,13 +174,8 @@ class Rule:
     labels: tuple[LabelSpec, ...]
     help: Template | None
     fix: FixSpec | None
-    docs: Docs
     examples: tuple[Example, ...]
     origin: str  # file:line:col where the rule starts
-
-    @property
-    def url(self) -> str:
-        return rule_url(self.name)
 
     def applies_to(self, version: str | None) -> bool | None:
         """Whether the rule applies to a Megatron version; None when the version is unknown."""
@@ -135,7 +202,7 @@ class Rule:
                     yield e, bound
 
     def to_json(self) -> dict:
-        """Metadata for `megalint rule`, SARIF rule descriptors and generated docs."""
+        """What `megalint rule --json` and `megalint rules --json` print for the rule."""
         return {
             "code": self.code,
             "name": self.name,
@@ -163,6 +230,7 @@ class Rule:
             },
             "url": self.url,
             "origin": self.origin,
+            "summary": self.summary,
         }
 
     def __repr__(self) -> str:

@@ -38,9 +38,9 @@ from rich.color import ColorSystem
 from rich.style import Style
 
 from megalint.diagnostics import Applicability, Diagnostic
+from megalint.engine.rule import RuleInfo
 from megalint.fix import line_starts, resolve_edits, splice
 from megalint.output.common import RenderOptions, doc_url, sort_diagnostics, summary_line
-from megalint.output.meta import RuleMeta
 from megalint.source import SourceFile
 
 TAB = "    "
@@ -393,7 +393,7 @@ def _crop_plain(text: str, avail: int, focus_col: int = 1) -> str:
 
 
 def render_one(
-    out: Out, d: Diagnostic, sources: Mapping[str, SourceFile], rules: Mapping[str, RuleMeta], opts: RenderOptions
+    out: Out, d: Diagnostic, sources: Mapping[str, SourceFile], rules: Mapping[str, RuleInfo], opts: RenderOptions
 ) -> None:
     sev = d.severity.value
     s = d.span
@@ -507,7 +507,7 @@ def render_one(
 def render(
     diagnostics: Sequence[Diagnostic],
     sources: Mapping[str, SourceFile],
-    rules: Mapping[str, RuleMeta],
+    rules: Mapping[str, RuleInfo],
     options: RenderOptions | None = None,
 ) -> str:
     opts = options or RenderOptions()

@@ -11,14 +11,14 @@ import json
 from collections.abc import Mapping, Sequence
 
 from megalint.diagnostics import Diagnostic, Severity
+from megalint.engine.rule import RuleInfo
 from megalint.output.common import RenderOptions, fingerprints, relative_path, sort_diagnostics
-from megalint.output.meta import RuleMeta
 
 SEVERITY = {Severity.ERROR: "major", Severity.WARNING: "minor", Severity.INFO: "info"}
 
 
 def render(
-    diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleMeta], options: RenderOptions | None = None
+    diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleInfo], options: RenderOptions | None = None
 ) -> str:
     opts = options or RenderOptions()
     ordered = sort_diagnostics(diagnostics)

@@ -6,13 +6,13 @@ from collections.abc import Mapping, Sequence
 from itertools import groupby
 
 from megalint.diagnostics import Diagnostic
+from megalint.engine.rule import RuleInfo
 from megalint.output.common import RenderOptions, fixable, sort_diagnostics, summary_line
 from megalint.output.full import Out
-from megalint.output.meta import RuleMeta
 
 
 def render(
-    diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleMeta], options: RenderOptions | None = None
+    diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleInfo], options: RenderOptions | None = None
 ) -> str:
     opts = options or RenderOptions()
     out = Out(opts.color)

@@ -19,8 +19,8 @@ from collections.abc import Mapping, Sequence
 from urllib.parse import quote
 
 from megalint.diagnostics import Applicability, Diagnostic, Severity
+from megalint.engine.rule import RuleInfo
 from megalint.output.common import RenderOptions, doc_url, fingerprints, relative_path, sort_diagnostics
-from megalint.output.meta import RuleMeta
 from megalint.source import Span
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -54,22 +54,22 @@ def region(span: Span) -> dict:
     return r
 
 
-def _rule_descriptor(meta: RuleMeta) -> dict:
-    full = " ".join(p for p in (meta.what, meta.why) if p.strip()) or meta.summary
+def _rule_descriptor(rule: RuleInfo) -> dict:
+    full = " ".join(p for p in (rule.docs.description, rule.docs.why) if p.strip()) or rule.summary
     desc = {
-        "id": meta.code,
-        "name": meta.name,
-        "shortDescription": {"text": _clip(meta.summary)},
+        "id": rule.code,
+        "name": rule.name,
+        "shortDescription": {"text": _clip(rule.summary)},
         "fullDescription": {"text": _clip(full)},
-        "help": {"text": meta.help_text(), "markdown": meta.help_markdown()},
-        "defaultConfiguration": {"level": LEVEL[meta.severity]},
+        "help": {"text": rule.help_text(), "markdown": rule.help_markdown()},
+        "defaultConfiguration": {"level": LEVEL[rule.severity]},
         "properties": {
-            "tags": list(meta.tags)[:20],
-            "problem.severity": PROBLEM_SEVERITY[meta.severity],
+            "tags": list(rule.tags)[:20],
+            "problem.severity": PROBLEM_SEVERITY[rule.severity],
         },
     }
-    if meta.help_uri:
-        desc["helpUri"] = meta.help_uri
+    if rule.url:
+        desc["helpUri"] = rule.url
     return desc
 
 
@@ -116,11 +116,11 @@ def _fixes(d: Diagnostic, root: str | None) -> list[dict]:
 
 
 def build(
-    diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleMeta], options: RenderOptions | None = None
+    diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleInfo], options: RenderOptions | None = None
 ) -> dict:
     opts = options or RenderOptions()
     ordered = sort_diagnostics(diagnostics)
-    descriptors = {code: _rule_descriptor(meta) for code, meta in rules.items()}
+    descriptors = {code: _rule_descriptor(rule) for code, rule in rules.items()}
     for d in ordered:
         if d.code not in descriptors:
             descriptors[d.code] = _fallback_descriptor(d)
@@ -194,6 +194,6 @@ def build(
 
 
 def render(
-    diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleMeta], options: RenderOptions | None = None
+    diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleInfo], options: RenderOptions | None = None
 ) -> str:
     return json.dumps(build(diagnostics, sources, rules, options), indent=2, ensure_ascii=False) + "\n"
