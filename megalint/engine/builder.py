@@ -1,0 +1,266 @@
+"""One rule mapping of a rule file compiled into a `Rule`: expressions, templates, places, edits
+and examples, each problem reported at its position in the file."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+from megalint.diagnostics import Applicability, Severity
+from megalint.engine.context import ROOTS
+from megalint.engine.expressions import ExprError, compile_expr
+from megalint.engine.forms import EDITS, PLACES, parse_call
+from megalint.engine.rule import (
+    Docs,
+    Example,
+    Expected,
+    FixSpec,
+    ForEach,
+    LabelSpec,
+    Rule,
+    rule_url,
+)
+from megalint.engine.rulefile import RuleFile
+from megalint.engine.templates import parse_template
+from megalint.engine.versions import VersionError, VersionRange, parse_version
+
+
+def _check_path(path: str) -> str | None:
+    parts = path.split(".")
+    if parts[0] not in ROOTS:
+        return f"unknown context root '{parts[0]}' (known: {', '.join(ROOTS)})"
+    fields = ROOTS[parts[0]]
+    if fields is not None and len(parts) > 1 and parts[1] not in fields:
+        return f"unknown field '{parts[0]}.{parts[1]}' (known: {', '.join(sorted(fields))})"
+    return None
+
+
+class RuleBuilder:
+    def __init__(self, doc: RuleFile, m: CommentedMap):
+        self.doc = doc
+        self.m = m
+        self.ok = True
+
+    def fail(self, pos: tuple[int, int], message: str) -> None:
+        self.doc.error(pos, message)
+        self.ok = False
+
+    def expr(self, mapping: CommentedMap, key: str, names=(), label: str | None = None):
+        value = mapping[key]
+        source = ("true" if value else "false") if isinstance(value, bool) else str(value)
+        try:
+            return compile_expr(source, names)
+        except ExprError as e:
+            self.fail(self.doc.value_pos(mapping, key, e.offset), f"{label or key}: {e.message}")
+            return None
+
+    def template(self, mapping: CommentedMap, key: str, names=(), label: str | None = None):
+        if key not in mapping:
+            return None
+        try:
+            return parse_template(str(mapping[key]), names)
+        except ExprError as e:
+            self.fail(self.doc.value_pos(mapping, key, e.offset), f"{label or key}: {e.message}")
+            return None
+
+    def call(self, container, index, vocabulary, what, label, names=()):
+        text = str(container[index])
+
+        def pos(offset):
+            return (
+                self.doc.item_pos(container, index, offset)
+                if isinstance(container, CommentedSeq)
+                else self.doc.value_pos(container, index, offset)
+            )
+
+        try:
+            call = parse_call(text, vocabulary, what, names)
+        except ExprError as e:
+            self.fail(pos(e.offset), f"{label}: {e.message}")
+            return None
+        if call.name in ("item", "replace_item") and not names:
+            self.fail(
+                pos(None), f"{label}: {call.name} works on the current element of for_each, and this rule has none"
+            )
+            return None
+        return call
+
+    def build(self) -> Rule | None:
+        m, doc = self.m, self.doc
+        try:
+            megatron = VersionRange.parse(str(m.get("megatron", "*")))
+        except VersionError as e:
+            self.fail(doc.value_pos(m, "megatron"), f"megatron: {e}")
+            megatron = None
+        requires = tuple(str(x) for x in m.get("requires", []))
+        for i, p in enumerate(requires):
+            problem = _check_path(p)
+            if problem:
+                self.fail(doc.item_pos(m["requires"], i), f"requires: {problem}")
+
+        for_each = None
+        names: tuple[str, ...] = ()
+        if "for_each" in m:
+            fe = m["for_each"]
+            var = str(fe["var"])
+            if var in ROOTS:
+                self.fail(doc.value_pos(fe, "var"), f"for_each: var '{var}' hides the context root of that name")
+            names = (var,)
+            src = self.expr(fe, "in", label="for_each.in")
+            if src is not None:
+                for_each = ForEach(var, src)
+        when = self.expr(m, "when", names)
+        message = self.template(m, "message", names)
+        help_ = self.template(m, "help", names)
+
+        at_value = m["at"]
+        at_calls = []
+        places = PLACES
+        if isinstance(at_value, CommentedSeq):
+            for i in range(len(at_value)):
+                at_calls.append(self.call(at_value, i, places, "place", "at", names))
+        else:
+            at_calls.append(self.call(m, "at", places, "place", "at", names))
+
+        labels = []
+        for lab in m.get("labels", []):
+            call = self.call(lab, "at", places, "place", "labels.at", names)
+            text = self.template(lab, "text", names, "labels.text")
+            if call is not None and text is not None:
+                labels.append(LabelSpec(call, text))
+
+        fix = None
+        if "fix" in m:
+            f = m["fix"]
+            fmsg = self.template(f, "message", names, "fix.message")
+            edits = [self.call(f["edits"], i, EDITS, "edit", "fix.edits", names) for i in range(len(f["edits"]))]
+            if fmsg is not None and all(e is not None for e in edits):
+                fix = FixSpec(fmsg, Applicability(str(f["applicability"])), tuple(edits))
+
+        d = m["docs"]
+        if "fix" in m and "fix_safety" not in d:
+            self.fail(doc.key_pos(m, "docs"), "docs: fix_safety is required when the rule has a fix")
+        docs = Docs(
+            what=str(d["what"]),
+            why=str(d["why"]),
+            example=_opt(d, "example"),
+            use_instead=_opt(d, "use_instead"),
+            fix_safety=_opt(d, "fix_safety"),
+            sources=tuple(str(s) for s in d.get("sources", [])),
+            references=tuple(str(s) for s in d.get("references", [])),
+        )
+        examples = self.examples(fix is not None or "fix" in m)
+
+        if not self.ok:
+            return None
+        name = str(m["name"])
+        category = str(m["category"])
+        return Rule(
+            code=str(m["code"]),
+            name=name,
+            severity=Severity(str(m["severity"])),
+            url=rule_url(name),
+            docs=docs,
+            tags=(category,),
+            category=category,
+            status=str(m.get("status", "stable")),
+            megatron=megatron,
+            requires=requires,
+            when=when,
+            for_each=for_each,
+            message=message,
+            at=tuple(at_calls),
+            labels=tuple(labels),
+            help=help_,
+            fix=fix,
+            examples=tuple(examples),
+            origin=f"{doc.path}:{doc.node_pos(m)[0]}:{doc.node_pos(m)[1]}",
+        )
+
+    def examples(self, has_fix: bool) -> list[Example]:
+        doc, m = self.doc, self.m
+        out = []
+        seq = m["examples"]
+        any_bad = False
+        for i, ex in enumerate(seq):
+            pos = doc.node_pos(ex)
+            kinds = [k for k in ("bad", "good") if k in ex]
+            if len(kinds) != 1:
+                self.fail(
+                    pos,
+                    "examples: an example has either bad or good, not both"
+                    if kinds
+                    else "examples: an example needs bad (a script the rule reports) or good (one it accepts)",
+                )
+                continue
+            kind = kinds[0]
+            script = str(ex[kind])
+            expect = []
+            for e in ex.get("expect", []):
+                expect.append(
+                    Expected(int(e["line"]), int(e["column"]), _int(e.get("end_line")), _int(e.get("end_column")))
+                )
+                problem = _outside(script, expect[-1])
+                if problem:
+                    self.fail(doc.node_pos(e), f"examples: expect {expect[-1]} {problem}")
+            if kind == "bad":
+                any_bad = True
+                if not expect:
+                    self.fail(pos, "examples: a bad example needs expect: the positions the rule reports")
+            else:
+                for key in ("expect", "fixed"):
+                    if key in ex:
+                        self.fail(doc.key_pos(ex, key), f"examples: a good example cannot have {key}")
+            if "fixed" in ex and not has_fix:
+                self.fail(doc.key_pos(ex, "fixed"), "examples: fixed needs the rule to have a fix")
+            if "megatron" in ex:
+                try:
+                    parse_version(str(ex["megatron"]))
+                except VersionError as err:
+                    self.fail(doc.value_pos(ex, "megatron"), f"examples: {err}")
+            out.append(
+                Example(
+                    kind=kind,
+                    script=script,
+                    expect=tuple(expect),
+                    index=i,
+                    origin=f"{doc.path}:{pos[0]}:{pos[1]}",
+                    fixed=_opt(ex, "fixed"),
+                    megatron=_opt(ex, "megatron"),
+                    gpu=_opt(ex, "gpu"),
+                    assume={str(k): v for k, v in ex.get("assume", {}).items()},
+                    note=_opt(ex, "note"),
+                )
+            )
+        if not any_bad and self.ok:
+            self.fail(doc.key_pos(m, "examples"), "examples: a rule needs at least one bad example")
+        return out
+
+
+def _opt(m: CommentedMap, key: str) -> str | None:
+    return None if m.get(key) is None else str(m[key])
+
+
+def _int(v: Any) -> int | None:
+    return None if v is None else int(v)
+
+
+def _outside(script: str, e: Expected) -> str | None:
+    lines = script.split("\n")
+    if script.endswith("\n"):
+        lines = lines[:-1]
+
+    def check(line: int, col: int, end: bool) -> str | None:
+        if line > len(lines):
+            return f"is outside the example script ({len(lines)} line{'s' if len(lines) != 1 else ''})"
+        if col > len(lines[line - 1]) + 1:
+            return f"is outside line {line} ({len(lines[line - 1])} characters)"
+        return None
+
+    problem = check(e.line, e.column, False)
+    if problem is None and e.end_line is not None:
+        problem = check(e.end_line, e.end_column or 1, True)
+        if problem is None and (e.end_line, e.end_column or 1) < (e.line, e.column):
+            problem = "ends before it starts"
+    return problem
