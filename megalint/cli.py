@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from megalint.config import UsageError
 
 if TYPE_CHECKING:
-    from megalint.engine.rule import RuleInfo
+    from megalint.engine import Rule, RuleSet
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -60,40 +60,10 @@ def _model_cmd(argv: list[str]) -> int:
 # -- rule documentation --------------------------------------------------------------------
 
 
-def _load(rule_dirs: list[str]):
+def _load(rule_dirs: list[str]) -> RuleSet:
     from megalint.engine import load_rules
 
     return load_rules(rule_dirs)
-
-
-def rule_json(rule: RuleInfo) -> dict:
-    """What `megalint rule --json` and `megalint rules --json` print for one rule."""
-    from megalint.engine.rule import Rule
-
-    if isinstance(rule, Rule):
-        return rule.to_json()
-    from megalint.suppress import UNUSED
-
-    fix = {"message": "remove the unused codes or comment", "applicability": "safe"} if rule.code == UNUSED else None
-    return {
-        "code": rule.code,
-        "name": rule.name,
-        "severity": rule.severity.value,
-        "category": "suppression",
-        "status": "stable",
-        "summary": rule.summary,
-        "fix": fix,
-        "docs": {
-            "what": rule.docs.what,
-            "why": rule.docs.why,
-            "example": rule.docs.example,
-            "use_instead": rule.docs.use_instead,
-            "fix_safety": rule.docs.fix_safety,
-            "sources": [],
-            "references": [],
-        },
-        "url": rule.url,
-    }
 
 
 def rule_text(data: dict, width: int = 88) -> str:
@@ -134,7 +104,7 @@ def rule_text(data: dict, width: int = 88) -> str:
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-def find_rule(key: str, known: Mapping[str, RuleInfo]) -> RuleInfo:
+def find_rule(key: str, known: Mapping[str, Rule]) -> Rule:
     """A rule by code (any case) or name."""
     for code, rule in known.items():
         if key.upper() == code.upper() or key == rule.name:
@@ -146,32 +116,30 @@ def find_rule(key: str, known: Mapping[str, RuleInfo]) -> RuleInfo:
 
 
 def _rules_cmd(argv: list[str]) -> int:
-    from megalint.lint import known_rules
 
     p = argparse.ArgumentParser(prog="megalint rules", description="List every rule.")
     p.add_argument("--json", action="store_true", help="every rule's metadata and documentation as JSON")
     p.add_argument("--rule-dir", action="append", default=[], metavar="DIR", help="an extra folder of YAML rules")
     a = p.parse_args(argv)
-    known = known_rules(_load(a.rule_dir))
+    known = _load(a.rule_dir).by_code()
     if a.json:
-        print(json.dumps([rule_json(known[c]) for c in sorted(known)], indent=2, ensure_ascii=False))
+        print(json.dumps([known[c].to_json() for c in sorted(known)], indent=2, ensure_ascii=False))
         return EXIT_CLEAN
     for code in sorted(known):
         r = known[code]
-        fix = "[*]" if rule_json(r)["fix"] else "   "
+        fix = "[*]" if r.fix else "   "
         print(f"{code:6} {fix} {r.name:34} {r.severity.value:8} {r.summary}")
     return EXIT_CLEAN
 
 
 def _rule_cmd(argv: list[str]) -> int:
-    from megalint.lint import known_rules
 
     p = argparse.ArgumentParser(prog="megalint rule", description="Show one rule's documentation.")
     p.add_argument("name", help="a rule code or name")
     p.add_argument("--json", action="store_true", help="the rule's metadata and documentation as JSON")
     p.add_argument("--rule-dir", action="append", default=[], metavar="DIR", help="an extra folder of YAML rules")
     a = p.parse_args(argv)
-    data = rule_json(find_rule(a.name, known_rules(_load(a.rule_dir))))
+    data = find_rule(a.name, _load(a.rule_dir).by_code()).to_json()
     if a.json:
         print(json.dumps(data, indent=2, ensure_ascii=False))
     else:

@@ -17,15 +17,14 @@ from megalint import __version__
 from megalint.config import THRESHOLDS, Config, ConfigError, UsageError, config_in, load_config
 from megalint.diagnostics import Diagnostic, Severity
 from megalint.discovery import STDIN, Excludes, Job, discover
-from megalint.engine import RuleFileError, RuleSet, load_rules
-from megalint.engine.rule import RuleInfo
+from megalint.engine import Rule, RuleFileError, RuleInfo, RuleSet, load_rules
 from megalint.output import HUMAN_FORMATS, OutputFormatError, parse_output_formats, render
 from megalint.output.common import RenderOptions, color_enabled
 from megalint.pipeline import FileResult, Settings, lint_text
 from megalint.selection import Catalog, Layer, check_selectors, matches, selected_codes, severity_for
 from megalint.shell.parse import InputError, decode
 from megalint.source import SourceFile, Span
-from megalint.suppress import SUPPRESSION_RULES, apply_suppressions, parse_directives
+from megalint.suppress import apply_suppressions, parse_directives, suppression_rules
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 DEFAULT_THRESHOLD = "warning"
@@ -202,17 +201,10 @@ class Setup:
     rules: RuleSet  # every rule loaded for it
     selected: RuleSet
     codes_on: set[str]  # selected rule codes and suppression codes
-    known: dict[str, RuleInfo]  # every rule by code, the suppression rules included
+    known: dict[str, Rule]  # every rule by code
     settings: Settings
     threshold: str
     pfi: list[tuple[Excludes, list[str]]]
-
-
-def known_rules(rules: RuleSet) -> dict[str, RuleInfo]:
-    """Every rule by code, the suppression rules included."""
-    known: dict[str, RuleInfo] = dict(SUPPRESSION_RULES)
-    known.update((r.code, r) for r in rules)
-    return known
 
 
 class Runner:
@@ -242,7 +234,7 @@ class Runner:
     def _make_setup(self, cfg: Config) -> Setup:
         args = self.args
         rules = self.rules_for(cfg.rule_dirs)
-        known = known_rules(rules)
+        known = rules.by_code()
         catalog = Catalog(known)
         for key in ("select", "extend-select", "ignore"):
             for s in getattr(cfg, key.replace("-", "_")) or ():
@@ -391,7 +383,7 @@ def lint_main(argv: list[str]) -> int:
     report_stream = sys.stderr if stdin_fix else sys.stdout
     all_diags: list[Diagnostic] = []
     sources: dict[str, SourceFile] = {}
-    known: dict[str, RuleInfo] = dict(SUPPRESSION_RULES)
+    known: dict[str, RuleInfo] = dict(suppression_rules())
     errors = {"input": 0, "internal": 0}
     failing = False
     fixed = 0
@@ -564,7 +556,6 @@ __all__ = [
     "internal_error_line",
     "lint_main",
     "parse_assume",
-    "known_rules",
     "run_guarded",
     "version_text",
 ]

@@ -12,6 +12,7 @@ from megalint.engine.context import ROOTS
 from megalint.engine.expressions import ExprError, compile_expr
 from megalint.engine.forms import EDITS, PLACES, parse_call
 from megalint.engine.rule import (
+    FINDING,
     Docs,
     Example,
     Expected,
@@ -22,7 +23,7 @@ from megalint.engine.rule import (
     rule_url,
 )
 from megalint.engine.rulefile import RuleFile
-from megalint.engine.templates import parse_template
+from megalint.engine.templates import Template, parse_template
 from megalint.engine.versions import VersionError, VersionRange, parse_version
 
 
@@ -88,6 +89,9 @@ class RuleBuilder:
 
     def build(self) -> Rule | None:
         m, doc = self.m, self.doc
+        emitted_by = _opt(m, "emitted_by")
+        if emitted_by is not None:
+            self.emitted_rule_keys()
         try:
             megatron = VersionRange.parse(str(m.get("megatron", "*")))
         except VersionError as e:
@@ -100,7 +104,7 @@ class RuleBuilder:
                 self.fail(doc.item_pos(m["requires"], i), f"requires: {problem}")
 
         for_each = None
-        names: tuple[str, ...] = ()
+        names: tuple[str, ...] = (FINDING,) if emitted_by is not None else ()
         if "for_each" in m:
             fe = m["for_each"]
             var = str(fe["var"])
@@ -110,17 +114,19 @@ class RuleBuilder:
             src = self.expr(fe, "in", label="for_each.in")
             if src is not None:
                 for_each = ForEach(var, src)
-        when = self.expr(m, "when", names)
+        when = self.expr(m, "when", names) if "when" in m else None
         message = self.template(m, "message", names)
+        if emitted_by is not None and message is not None:
+            self.reads_only_finding(message)
         help_ = self.template(m, "help", names)
 
-        at_value = m["at"]
         at_calls = []
         places = PLACES
+        at_value = m.get("at")
         if isinstance(at_value, CommentedSeq):
             for i in range(len(at_value)):
                 at_calls.append(self.call(at_value, i, places, "place", "at", names))
-        else:
+        elif at_value is not None:
             at_calls.append(self.call(m, "at", places, "place", "at", names))
 
         labels = []
@@ -134,16 +140,19 @@ class RuleBuilder:
         if "fix" in m:
             f = m["fix"]
             fmsg = self.template(f, "message", names, "fix.message")
-            edits = [self.call(f["edits"], i, EDITS, "edit", "fix.edits", names) for i in range(len(f["edits"]))]
+            edit_seq = f.get("edits", [])
+            edits = [self.call(edit_seq, i, EDITS, "edit", "fix.edits", names) for i in range(len(edit_seq))]
             if fmsg is not None and all(e is not None for e in edits):
                 fix = FixSpec(fmsg, Applicability(str(f["applicability"])), tuple(edits))
 
         d = m["docs"]
         if "fix" in m and "fix_safety" not in d:
             self.fail(doc.key_pos(m, "docs"), "docs: fix_safety is required when the rule has a fix")
+        summary = _opt(d, "summary")
         docs = Docs(
-            what=str(d["what"]),
+            what=str(d["what"]) if "what" in d else str(summary),
             why=str(d["why"]),
+            summary=summary,
             example=_opt(d, "example"),
             use_instead=_opt(d, "use_instead"),
             fix_safety=_opt(d, "fix_safety"),
@@ -160,7 +169,8 @@ class RuleBuilder:
             code=str(m["code"]),
             name=name,
             severity=Severity(str(m["severity"])),
-            url=rule_url(name),
+            # megalint's own findings have never linked a page: `megalint rule` documents them.
+            url=rule_url(name) if emitted_by is None else None,
             docs=docs,
             tags=(category,),
             category=category,
@@ -176,7 +186,27 @@ class RuleBuilder:
             fix=fix,
             examples=tuple(examples),
             origin=f"{doc.path}:{doc.node_pos(m)[0]}:{doc.node_pos(m)[1]}",
+            emitted_by=emitted_by,
         )
+
+    def emitted_rule_keys(self) -> None:
+        """A rule megalint emits itself is not decided on a context: the keys for that are errors."""
+        m, doc = self.m, self.doc
+        for key in ("megatron", "requires", "for_each", "when", "at", "labels", "help"):
+            if key in m:
+                self.fail(doc.key_pos(m, key), f"{key}: a rule megalint emits itself has no {key}")
+        if "fix" in m and "edits" in m["fix"]:
+            self.fail(doc.key_pos(m["fix"], "edits"), "fix.edits: megalint makes the edits of a rule it emits")
+
+    def reads_only_finding(self, message: Template) -> None:
+        for expr in message.exprs:
+            for ref in expr.refs:
+                if ref.root != FINDING and ref.root not in expr.scan.bound:
+                    self.fail(
+                        self.doc.value_pos(self.m, "message"),
+                        f"message: a rule megalint emits reads only {FINDING}, the values it is reported with; "
+                        f"not '{ref.root}'",
+                    )
 
     def examples(self, has_fix: bool) -> list[Example]:
         doc, m = self.doc, self.m

@@ -17,7 +17,7 @@ from megalint.engine.context import has_path, unknown_reason
 from megalint.engine.expressions import Env, EvalFailure, NeedInputs, Needs
 from megalint.engine.forms import Call
 from megalint.engine.locate import Locator
-from megalint.engine.rule import Rule, RuleSet
+from megalint.engine.rule import FINDING, Rule, RuleSet
 from megalint.engine.templates import Template
 from megalint.source import Span
 
@@ -241,8 +241,24 @@ def evaluate_one(
         needs = rules.needs if isinstance(rules, RuleSet) else None
     env = Env(target.context, needs)
     for rule in rules:
-        _Run(rule, env, target, out).run()
+        if rule.when is not None:  # a rule megalint emits itself has nothing to decide
+            _Run(rule, env, target, out).run()
     return out
+
+
+def emit(rule: Rule, span: Span, finding: Mapping[str, Any], fix: Fix | None = None) -> Diagnostic:
+    """A finding of a rule megalint reports itself: its message is the rule's template over `finding`."""
+    env = Env({})
+    env.bind(FINDING, dict(finding))
+    return Diagnostic(
+        code=rule.code,
+        name=rule.name,
+        severity=rule.severity,
+        message=rule.message.render(env),
+        span=span,
+        fix=fix,
+        url=rule.url,
+    )
 
 
 def evaluate(rules: RuleSet | Iterable[Rule], targets: Iterable[Target]) -> Evaluation:

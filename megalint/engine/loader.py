@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import importlib.resources
 from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from megalint.engine.builder import RuleBuilder
@@ -18,6 +20,7 @@ __all__ = [
     "RuleFileError",
     "load_rule_texts",
     "load_rules",
+    "packaged_rules",
     "packaged_rules_dir",
     "parse_rule_text",
     "rule_schema",
@@ -63,16 +66,37 @@ def _rule_files(folder) -> list:
     return out
 
 
+@dataclass(frozen=True)
+class _ParsedFile:
+    path: str
+    errors: list[RuleError]
+    keys: list[tuple[Rule, tuple[int, int], tuple[int, int]]]  # (rule, code pos, name pos)
+
+
+def _parse(path: str, text: str) -> _ParsedFile:
+    _, errors, keys = parse_rule_text(text, path)
+    return _ParsedFile(path, errors, keys)
+
+
+@lru_cache(maxsize=1)
+def _packaged_files() -> tuple[_ParsedFile, ...]:
+    """The packaged rule files, read and compiled once per process."""
+    return tuple(_parse(f"rules/{rel}", res.read_text("utf-8")) for res, rel in _rule_files(packaged_rules_dir()))
+
+
+@lru_cache(maxsize=1)
+def packaged_rules() -> RuleSet:
+    """The rules shipped with megalint."""
+    return _build(list(_packaged_files()), [])
+
+
 def load_rules(paths: Iterable[Path | str] | None = None, *, packaged: bool = True) -> RuleSet:
     """The packaged rules plus the rule files and folders in `paths` (searched recursively).
 
     Raises `RuleFileError` listing every problem of every file.
     """
-    sources: list[tuple[str, str]] = []  # (shown path, text)
+    parsed: list[_ParsedFile] = list(_packaged_files()) if packaged else []
     errors: list[RuleError] = []
-    if packaged:
-        for res, rel in _rule_files(packaged_rules_dir()):
-            sources.append((f"rules/{rel}", res.read_text("utf-8")))
     for p in paths or []:
         p = Path(p)
         if p.is_dir():
@@ -84,25 +108,25 @@ def load_rules(paths: Iterable[Path | str] | None = None, *, packaged: bool = Tr
             continue
         for f in files:
             try:
-                sources.append((str(f), Path(f).read_text("utf-8")))
+                parsed.append(_parse(str(f), Path(f).read_text("utf-8")))
             except UnicodeDecodeError as e:
                 errors.append(RuleError(str(f), 1, 1, f"not UTF-8 text ({e.reason} at byte {e.start})"))
-    return _build(sources, errors)
+    return _build(parsed, errors)
 
 
 def load_rule_texts(sources: Iterable[tuple[str, str]]) -> RuleSet:
     """Rules from (path, text) pairs, as `load_rules` does for files."""
-    return _build(list(sources), [])
+    return _build([_parse(path, text) for path, text in sources], [])
 
 
-def _build(sources: list[tuple[str, str]], errors: list[RuleError]) -> RuleSet:
+def _build(files: list[_ParsedFile], errors: list[RuleError]) -> RuleSet:
     rules: list[Rule] = []
     seen_code: dict[str, str] = {}
     seen_name: dict[str, str] = {}
-    for path, text in sources:
-        file_rules, file_errors, keys = parse_rule_text(text, path)
-        errors.extend(file_errors)
-        for rule, code_pos, name_pos in keys:
+    for file in files:
+        path = file.path
+        errors.extend(file.errors)
+        for rule, code_pos, name_pos in file.keys:
             dup = False
             if rule.code in seen_code:
                 errors.append(

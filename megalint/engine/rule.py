@@ -13,6 +13,8 @@ from megalint.engine.templates import Template
 from megalint.engine.versions import VersionRange
 
 RULE_URL = "https://megalint.dev/rules/{name}"
+# The values megalint reports a rule it emits itself with, as its message template reads them.
+FINDING = "finding"
 
 
 def rule_url(name: str) -> str:
@@ -167,7 +169,7 @@ class Rule(RuleInfo):
     status: str
     megatron: VersionRange
     requires: tuple[str, ...]
-    when: Expr
+    when: Expr | None  # None: megalint emits the rule itself
     for_each: ForEach | None
     message: Template
     at: tuple[Call, ...]
@@ -176,6 +178,7 @@ class Rule(RuleInfo):
     fix: FixSpec | None
     examples: tuple[Example, ...]
     origin: str  # file:line:col where the rule starts
+    emitted_by: str | None = None  # "megalint": reported by megalint itself, not decided on a context
 
     def applies_to(self, version: str | None) -> bool | None:
         """Whether the rule applies to a Megatron version; None when the version is unknown."""
@@ -187,10 +190,11 @@ class Rule(RuleInfo):
 
     def exprs(self) -> Iterator[tuple[Expr, tuple[str, ...]]]:
         """Every expression of the rule, with the names bound around it."""
-        bound = (self.for_each.var,) if self.for_each else ()
+        bound = (self.for_each.var,) if self.for_each else (FINDING,) if self.when is None else ()
         if self.for_each:
             yield self.for_each.source, ()
-        yield self.when, bound
+        if self.when is not None:
+            yield self.when, bound
         templates = [self.message, self.help, *(lab.text for lab in self.labels)]
         if self.fix:
             templates.append(self.fix.message)
@@ -203,6 +207,31 @@ class Rule(RuleInfo):
 
     def to_json(self) -> dict:
         """What `megalint rule --json` and `megalint rules --json` print for the rule."""
+        fix = None
+        if self.fix is not None:
+            fix = {"message": self.fix.message.source, "applicability": self.fix.applicability.value}
+        docs = {
+            "what": self.docs.what,
+            "why": self.docs.why,
+            "example": self.docs.example,
+            "use_instead": self.docs.use_instead,
+            "fix_safety": self.docs.fix_safety,
+            "sources": list(self.docs.sources),
+            "references": list(self.docs.references),
+        }
+        if self.when is None:
+            # A rule megalint emits itself has no condition, version range or place to show.
+            return {
+                "code": self.code,
+                "name": self.name,
+                "severity": self.severity.value,
+                "category": self.category,
+                "status": self.status,
+                "summary": self.summary,
+                "fix": fix,
+                "docs": docs,
+                "url": self.url,
+            }
         return {
             "code": self.code,
             "name": self.name,
@@ -213,21 +242,8 @@ class Rule(RuleInfo):
             "requires": list(self.requires),
             "when": self.when.source,
             "message": self.message.source,
-            "fix": None
-            if self.fix is None
-            else {
-                "message": self.fix.message.source,
-                "applicability": self.fix.applicability.value,
-            },
-            "docs": {
-                "what": self.docs.what,
-                "why": self.docs.why,
-                "example": self.docs.example,
-                "use_instead": self.docs.use_instead,
-                "fix_safety": self.docs.fix_safety,
-                "sources": list(self.docs.sources),
-                "references": list(self.docs.references),
-            },
+            "fix": fix,
+            "docs": docs,
             "url": self.url,
             "origin": self.origin,
             "summary": self.summary,
@@ -265,6 +281,10 @@ class RuleSet:
     def get(self, key: str) -> Rule | None:
         """A rule by code (ML101) or name (tp-divides-heads)."""
         return self._by_key.get(key)
+
+    def by_code(self) -> dict[str, Rule]:
+        """Every rule by its code, in load order."""
+        return {r.code: r for r in self.rules}
 
     def subset(self, keys) -> RuleSet:
         wanted = set(keys)
