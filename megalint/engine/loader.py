@@ -8,10 +8,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from megalint.engine.builder import RuleBuilder
 from megalint.engine.rule import Rule, RuleSet
-from megalint.engine.rulefile import RuleError, RuleFileError, dedupe, read_rule_file, rule_schema
+from megalint.engine.rulefile import RuleError, RuleFile, RuleFileError, dedupe, read_rule_file, rule_schema
+
+if TYPE_CHECKING:
+    from importlib.abc import Traversable
 
 RULE_SUFFIXES = (".yaml", ".yml")
 
@@ -27,11 +31,18 @@ __all__ = [
 ]
 
 
-def parse_rule_text(text: str, path: str) -> tuple[list[Rule], list[RuleError], list[tuple[Rule, tuple, tuple]]]:
-    """The rules of one file, its errors, and (rule, code pos, name pos) for duplicate checks."""
+def parse_rule_text(
+    text: str, path: str, *, packaged: bool = False
+) -> tuple[list[Rule], list[RuleError], list[tuple[Rule, tuple, tuple]]]:
+    """The rules of one file, its errors, and (rule, code pos, name pos) for duplicate checks.
+
+    A packaged file (`path` is `rules/<category>/<file>`) must hold one rule, named as the file.
+    """
     doc, errors = read_rule_file(text, path)
     if doc is None:
         return [], errors, []
+    if packaged:
+        _check_layout(doc)
     rules, keys = [], []
     for m in doc.rule_mappings():
         rule = RuleBuilder(doc, m).build()
@@ -39,6 +50,20 @@ def parse_rule_text(text: str, path: str) -> tuple[list[Rule], list[RuleError], 
             rules.append(rule)
             keys.append((rule, doc.value_pos(m, "code"), doc.value_pos(m, "name")))
     return rules, dedupe(doc.errors), keys
+
+
+def _check_layout(doc: RuleFile) -> None:
+    """A packaged rule lives in rules/<category>/<name>.yaml, one rule per file."""
+    if "rules" in doc.root:
+        doc.error(doc.key_pos(doc.root, "rules"), "a packaged rule file holds one rule, not a list of rules")
+        return
+    m = doc.root
+    expected = f"rules/{m['category']}/{m['name']}.yaml"
+    folder, _, file = doc.path.rpartition("/")
+    if folder != expected.rpartition("/")[0]:
+        doc.error(doc.value_pos(m, "category"), f"category: a packaged rule lives in {expected}, not {doc.path}")
+    if file != expected.rpartition("/")[2]:
+        doc.error(doc.value_pos(m, "name"), f"name: a packaged rule lives in {expected}, not {doc.path}")
 
 
 def packaged_rules_dir():
@@ -73,21 +98,21 @@ class _ParsedFile:
     keys: list[tuple[Rule, tuple[int, int], tuple[int, int]]]  # (rule, code pos, name pos)
 
 
-def _parse(path: str, text: str) -> _ParsedFile:
-    _, errors, keys = parse_rule_text(text, path)
+def _parse(path: str, text: str, *, packaged: bool = False) -> _ParsedFile:
+    _, errors, keys = parse_rule_text(text, path, packaged=packaged)
     return _ParsedFile(path, errors, keys)
 
 
-@lru_cache(maxsize=1)
-def _packaged_files() -> tuple[_ParsedFile, ...]:
+@lru_cache(maxsize=4)
+def _packaged_files(folder: Traversable) -> tuple[_ParsedFile, ...]:
     """The packaged rule files, read and compiled once per process."""
-    return tuple(_parse(f"rules/{rel}", res.read_text("utf-8")) for res, rel in _rule_files(packaged_rules_dir()))
+    return tuple(_parse(f"rules/{rel}", res.read_text("utf-8"), packaged=True) for res, rel in _rule_files(folder))
 
 
 @lru_cache(maxsize=1)
 def packaged_rules() -> RuleSet:
     """The rules shipped with megalint."""
-    return _build(list(_packaged_files()), [])
+    return _build(list(_packaged_files(packaged_rules_dir())), [])
 
 
 def load_rules(paths: Iterable[Path | str] | None = None, *, packaged: bool = True) -> RuleSet:
@@ -95,7 +120,7 @@ def load_rules(paths: Iterable[Path | str] | None = None, *, packaged: bool = Tr
 
     Raises `RuleFileError` listing every problem of every file.
     """
-    parsed: list[_ParsedFile] = list(_packaged_files()) if packaged else []
+    parsed: list[_ParsedFile] = list(_packaged_files(packaged_rules_dir())) if packaged else []
     errors: list[RuleError] = []
     for p in paths or []:
         p = Path(p)

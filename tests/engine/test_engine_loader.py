@@ -401,3 +401,29 @@ def test_the_format_reference_example_loads_and_its_examples_hold():
 def test_when_may_be_a_yaml_boolean():
     (rule,) = load_rule_texts([("r.yaml", with_lines(when="when: true"))])
     assert rule.when.source == "true"
+
+
+def test_packaged_rules_are_named_after_their_rule_and_category(tmp_path, monkeypatch):
+    import megalint.engine.loader as loader
+
+    (tmp_path / "flags").mkdir()
+    (tmp_path / "flags" / "base-rule.yaml").write_text(BASE)  # category: test
+    (tmp_path / "test").mkdir()
+    other = BASE.replace("code: ML900", "code: ML901").replace("name: base-rule", "name: other-rule")
+    (tmp_path / "test" / "not-its-name.yaml").write_text(other)
+    third = BASE.replace("code: ML900", "code: ML902").replace("name: base-rule", "name: third-rule")
+    (tmp_path / "test" / "two.yaml").write_text("rules:\n  - " + textwrap.indent(third, "    ").lstrip())
+    monkeypatch.setattr(loader, "packaged_rules_dir", lambda: tmp_path)
+    with pytest.raises(RuleFileError) as info:
+        load_rules()
+    assert str(info.value).splitlines() == [
+        "rules/flags/base-rule.yaml:4:11: category: a packaged rule lives in rules/test/base-rule.yaml, "
+        "not rules/flags/base-rule.yaml",
+        "rules/test/not-its-name.yaml:2:7: name: a packaged rule lives in rules/test/other-rule.yaml, "
+        "not rules/test/not-its-name.yaml",
+        "rules/test/two.yaml:1:1: a packaged rule file holds one rule, not a list of rules",
+    ]
+    # A user's folder may hold several rules in one file, named as its author likes.
+    for f in ("flags/base-rule.yaml", "test/not-its-name.yaml"):
+        (tmp_path / f).unlink()
+    assert [r.code for r in load_rules([tmp_path], packaged=False)] == ["ML902"]
