@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from importlib.abc import Traversable
 
 RULE_SUFFIXES = (".yaml", ".yml")
+# rules/codes.yaml records which codes serve which categories; it is not a rule.
+CODE_REGISTRY = "codes.yaml"
 
 __all__ = [
     "RuleError",
@@ -106,7 +108,11 @@ def _parse(path: str, text: str, *, packaged: bool = False) -> _ParsedFile:
 @lru_cache(maxsize=4)
 def _packaged_files(folder: Traversable) -> tuple[_ParsedFile, ...]:
     """The packaged rule files, read and compiled once per process."""
-    return tuple(_parse(f"rules/{rel}", res.read_text("utf-8"), packaged=True) for res, rel in _rule_files(folder))
+    return tuple(
+        _parse(f"rules/{rel}", res.read_text("utf-8"), packaged=True)
+        for res, rel in _rule_files(folder)
+        if rel != CODE_REGISTRY
+    )
 
 
 @lru_cache(maxsize=1)

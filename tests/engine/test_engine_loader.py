@@ -102,7 +102,7 @@ def _yaml_files(folder):
     for child in folder.iterdir():
         if child.is_dir():
             yield from _yaml_files(child)
-        elif child.name.endswith((".yaml", ".yml")):
+        elif child.name.endswith((".yaml", ".yml")) and child.name != "codes.yaml":  # the code registry
             yield child
 
 
