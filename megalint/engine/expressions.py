@@ -19,6 +19,7 @@ import cel
 import cel.stdlib
 
 from megalint.engine.context import MAPPING_ROOTS, MISSING, ROOTS, lookup
+from megalint.engine.versions import VERSION_ROOT, VERSION_TESTS, VersionError, parse_version
 
 _STDLIB_EXTENSIONS = ["core", "strings", "math", "sets", "lists"]
 
@@ -58,7 +59,11 @@ _BUILTINS = frozenset(
         "getMilliseconds",
     }
 )
-FUNCTIONS = _BUILTINS | frozenset(name for ext in _STDLIB_EXTENSIONS for name in cel.stdlib.EXTENSIONS[ext])
+FUNCTIONS = (
+    _BUILTINS
+    | frozenset(name for ext in _STDLIB_EXTENSIONS for name in cel.stdlib.EXTENSIONS[ext])
+    | frozenset(VERSION_TESTS)
+)
 _NAMESPACES = frozenset(name.split(".")[0] for name in FUNCTIONS if "." in name)
 _MACROS = frozenset({"all", "exists", "exists_one", "map", "filter"})
 _KEYWORDS = frozenset({"true", "false", "null", "in"})
@@ -141,6 +146,8 @@ def scan(source: str) -> Scan:
             continue
         if tok(i + 1)[1] == "(":
             funcs.append((text, off))
+            if text in VERSION_TESTS:  # reads the job's version
+                refs.append(Ref(VERSION_ROOT, off, False))
             i += 1
             continue
         chain = [text]
@@ -221,7 +228,60 @@ class Expr:
 
 
 def _restore(source: str, sc: Scan) -> Expr:
-    return Expr(source, cel.compile(source), sc)
+    return Expr(source, cel.compile(_pass_job_version(source)[0]), sc)
+
+
+_JOB_VERSION_ARG = f"{VERSION_ROOT}, "
+
+
+def _pass_job_version(source: str) -> tuple[str, list[int]]:
+    """The source with the job's version passed to each version test, and where it was inserted."""
+    toks = _tokens(source)
+    at = [
+        toks[i + 1][2] + 1
+        for i, (kind, text, _) in enumerate(toks)
+        if kind == "ident"
+        and text in VERSION_TESTS
+        and i + 1 < len(toks)
+        and toks[i + 1][1] == "("
+        and (i == 0 or toks[i - 1][1] != ".")
+    ]
+    out, last = [], 0
+    for pos in at:
+        out += [source[last:pos], _JOB_VERSION_ARG]
+        last = pos
+    out.append(source[last:])
+    return "".join(out), at
+
+
+def _source_offset(offset: int, inserted_at: list[int]) -> int:
+    """Where an offset of the source with the job's version passed lies in the rule's source."""
+    shift = 0
+    for pos in inserted_at:
+        if offset < pos + shift:
+            break
+        shift += len(_JOB_VERSION_ARG)
+        if offset < pos + shift:
+            return pos
+    return offset - shift
+
+
+def _check_version_tests(source: str) -> None:
+    """Each version test takes one version in quotes that megalint can read."""
+    toks = _tokens(source)
+    for i, (kind, text, off) in enumerate(toks):
+        if kind != "ident" or text not in VERSION_TESTS or (i > 0 and toks[i - 1][1] == "."):
+            continue
+        args = toks[i + 1 : i + 4]
+        if len(args) < 3 or args[0][1] != "(" or args[1][0] != "str" or args[2][1] != ")":
+            raise ExprError(f"{text} takes one version in quotes, like {text}('0.16')", off)
+        literal = args[1][1]
+        if literal[:1] not in "'\"" or literal[:3] in ("'''", '"""'):
+            raise ExprError(f"{text} takes one version in quotes, like {text}('0.16')", args[1][2])
+        try:
+            parse_version(literal[1:-1])
+        except VersionError as e:
+            raise ExprError(f"{text}: {e}", args[1][2]) from None
 
 
 def _first_line(text: str) -> str:
@@ -239,15 +299,17 @@ def compile_expr(source: str, names: Iterable[str] = ()) -> Expr:
     """
     if not source.strip():
         raise ExprError("empty expression")
+    _check_version_tests(source)
+    compiled, inserted_at = _pass_job_version(source)
     try:
-        program = cel.compile(source)
+        program = cel.compile(compiled)
     except Exception as e:  # the binding raises ValueError with the parser's report
         text = str(e)
         m = _CEL_ERROR.search(text)
         if m:
             line, col, msg = int(m.group(1)), int(m.group(2)), m.group(3).strip()
-            lines = source.split("\n")
-            offset = sum(len(ln) + 1 for ln in lines[: line - 1]) + col - 1
+            lines = compiled.split("\n")
+            offset = _source_offset(sum(len(ln) + 1 for ln in lines[: line - 1]) + col - 1, inserted_at)
             raise ExprError(f"invalid CEL: {msg}", min(offset, len(source))) from None
         raise ExprError(f"invalid CEL: {_first_line(text)}") from None
     sc = scan(source)
@@ -323,6 +385,8 @@ class Env:
         except Exception as e:  # the binding raises TypeError/ValueError on a foreign value
             raise TypeError(f"the rule context holds a value CEL cannot represent: {e}") from None
         cel.stdlib.add_stdlib_to_context(self.cel, _STDLIB_EXTENSIONS)
+        for name, test in VERSION_TESTS.items():
+            self.cel.add_function(name, test)
         self.scope: dict[str, Any] = dict(ctx)
         for root in MAPPING_ROOTS:
             self.scope.setdefault(root, {})
