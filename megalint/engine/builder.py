@@ -3,13 +3,14 @@ and examples, each problem reported at its position in the file."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from megalint.diagnostics import Applicability, Severity
-from megalint.engine.context import ROOTS
-from megalint.engine.expressions import ExprError, compile_expr
+from megalint.engine.context import DEST_ROOTS, ROOTS
+from megalint.engine.expressions import ExprError, compile_expr, unknown_dest
 from megalint.engine.forms import EDITS, PLACES, parse_call
 from megalint.engine.rule import (
     FINDING,
@@ -27,21 +28,28 @@ from megalint.engine.templates import Template, parse_template
 from megalint.engine.versions import VersionError, VersionRange, parse_version
 
 
-def _check_path(path: str) -> str | None:
+def _check_path(path: str, dests: Collection[str] | None) -> tuple[str, int] | None:
+    """What is wrong with a required input, and where in it."""
     parts = path.split(".")
     if parts[0] not in ROOTS:
-        return f"unknown context root '{parts[0]}' (known: {', '.join(ROOTS)})"
+        return f"unknown context root '{parts[0]}' (known: {', '.join(ROOTS)})", 0
     fields = ROOTS[parts[0]]
     if fields is not None and len(parts) > 1 and parts[1] not in fields:
-        return f"unknown field '{parts[0]}.{parts[1]}' (known: {', '.join(sorted(fields))})"
+        return f"unknown field '{parts[0]}.{parts[1]}' (known: {', '.join(sorted(fields))})", 0
+    if dests is not None and parts[0] in DEST_ROOTS and len(parts) > 1 and parts[1] not in dests:
+        return unknown_dest(parts[1], dests), len(parts[0]) + 1
     return None
 
 
 class RuleBuilder:
-    def __init__(self, doc: RuleFile, m: CommentedMap):
+    """`dests`: the Megatron arguments the rule may name (args.NAME, given.NAME, flag(NAME) ...);
+    None: any."""
+
+    def __init__(self, doc: RuleFile, m: CommentedMap, dests: Collection[str] | None):
         self.doc = doc
         self.m = m
         self.ok = True
+        self.dests = dests
 
     def fail(self, pos: tuple[int, int], message: str) -> None:
         self.doc.error(pos, message)
@@ -51,7 +59,7 @@ class RuleBuilder:
         value = mapping[key]
         source = ("true" if value else "false") if isinstance(value, bool) else str(value)
         try:
-            return compile_expr(source, names)
+            return compile_expr(source, names, self.dests)
         except ExprError as e:
             self.fail(self.doc.value_pos(mapping, key, e.offset), f"{label or key}: {e.message}")
             return None
@@ -60,7 +68,7 @@ class RuleBuilder:
         if key not in mapping:
             return None
         try:
-            return parse_template(str(mapping[key]), names)
+            return parse_template(str(mapping[key]), names, self.dests)
         except ExprError as e:
             self.fail(self.doc.value_pos(mapping, key, e.offset), f"{label or key}: {e.message}")
             return None
@@ -76,7 +84,7 @@ class RuleBuilder:
             )
 
         try:
-            call = parse_call(text, vocabulary, what, names)
+            call = parse_call(text, vocabulary, what, names, self.dests)
         except ExprError as e:
             self.fail(pos(e.offset), f"{label}: {e.message}")
             return None
@@ -99,9 +107,9 @@ class RuleBuilder:
             megatron = None
         requires = tuple(str(x) for x in m.get("requires", []))
         for i, p in enumerate(requires):
-            problem = _check_path(p)
+            problem = _check_path(p, self.dests)
             if problem:
-                self.fail(doc.item_pos(m["requires"], i), f"requires: {problem}")
+                self.fail(doc.item_pos(m["requires"], i, problem[1]), f"requires: {problem[0]}")
 
         for_each = None
         names: tuple[str, ...] = (FINDING,) if emitted_by is not None else ()

@@ -11,14 +11,15 @@ per value, so handing over all ~900 Megatron arguments per launch would dominate
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
+from difflib import get_close_matches
 from typing import Any
 
 import cel
 import cel.stdlib
 
-from megalint.engine.context import MAPPING_ROOTS, MISSING, ROOTS, lookup
+from megalint.engine.context import DEST_ROOTS, MAPPING_ROOTS, MISSING, ROOTS, lookup
 from megalint.engine.versions import VERSION_ROOT, VERSION_TESTS, VersionError, parse_version
 
 _STDLIB_EXTENSIONS = ["core", "strings", "math", "sets", "lists"]
@@ -121,9 +122,10 @@ def _tokens(source: str) -> list[tuple[str, str, int]]:
     return out
 
 
-def scan(source: str) -> Scan:
+def scan(source: str, toks: list[tuple[str, str, int]] | None = None) -> Scan:
     """The context paths, functions and comprehension variables an expression uses."""
-    toks = _tokens(source)
+    if toks is None:
+        toks = _tokens(source)
     refs: list[Ref] = []
     funcs: list[tuple[str, int]] = []
     bound: set[str] = set()
@@ -228,15 +230,14 @@ class Expr:
 
 
 def _restore(source: str, sc: Scan) -> Expr:
-    return Expr(source, cel.compile(_pass_job_version(source)[0]), sc)
+    return Expr(source, cel.compile(_pass_job_version(source, _tokens(source))[0]), sc)
 
 
 _JOB_VERSION_ARG = f"{VERSION_ROOT}, "
 
 
-def _pass_job_version(source: str) -> tuple[str, list[int]]:
+def _pass_job_version(source: str, toks: list[tuple[str, str, int]]) -> tuple[str, list[int]]:
     """The source with the job's version passed to each version test, and where it was inserted."""
-    toks = _tokens(source)
     at = [
         toks[i + 1][2] + 1
         for i, (kind, text, _) in enumerate(toks)
@@ -266,9 +267,8 @@ def _source_offset(offset: int, inserted_at: list[int]) -> int:
     return offset - shift
 
 
-def _check_version_tests(source: str) -> None:
+def _check_version_tests(toks: list[tuple[str, str, int]]) -> None:
     """Each version test takes one version in quotes that megalint can read."""
-    toks = _tokens(source)
     for i, (kind, text, off) in enumerate(toks):
         if kind != "ident" or text not in VERSION_TESTS or (i > 0 and toks[i - 1][1] == "."):
             continue
@@ -291,16 +291,17 @@ def _first_line(text: str) -> str:
 _CEL_ERROR = re.compile(r"ERROR: <input>:(\d+):(\d+): (.*)")
 
 
-def compile_expr(source: str, names: Iterable[str] = ()) -> Expr:
+def compile_expr(source: str, names: Iterable[str] = (), dests: Collection[str] | None = None) -> Expr:
     """Compile a CEL expression and check the names it uses.
 
     `names` are variables bound around the expression (a `for_each` variable); every other
-    root must be a context root.
+    root must be a context root. With `dests`, every `args.NAME` and `given.NAME` must be one.
     """
     if not source.strip():
         raise ExprError("empty expression")
-    _check_version_tests(source)
-    compiled, inserted_at = _pass_job_version(source)
+    toks = _tokens(source)
+    _check_version_tests(toks)
+    compiled, inserted_at = _pass_job_version(source, toks)
     try:
         program = cel.compile(compiled)
     except Exception as e:  # the binding raises ValueError with the parser's report
@@ -312,20 +313,30 @@ def compile_expr(source: str, names: Iterable[str] = ()) -> Expr:
             offset = _source_offset(sum(len(ln) + 1 for ln in lines[: line - 1]) + col - 1, inserted_at)
             raise ExprError(f"invalid CEL: {msg}", min(offset, len(source))) from None
         raise ExprError(f"invalid CEL: {_first_line(text)}") from None
-    sc = scan(source)
+    sc = scan(source, toks)
     allowed = set(ROOTS) | set(names) | sc.bound
     for ref in sc.refs:
-        if ref.root not in allowed:
-            raise ExprError(f"unknown name '{ref.root}' (a rule reads {_roots_list()})", ref.offset)
-        fields = ROOTS.get(ref.root)
         parts = ref.path.split(".")
-        if fields is not None and len(parts) > 1 and ref.root not in names and parts[1] not in fields:
-            known = ", ".join(sorted(fields))
-            raise ExprError(f"unknown field '{parts[0]}.{parts[1]}' (known: {known})", ref.offset)
+        root = parts[0]
+        if root not in allowed:
+            raise ExprError(f"unknown name '{root}' (a rule reads {_roots_list()})", ref.offset)
+        if len(parts) > 1 and root not in names:
+            fields = ROOTS.get(root)
+            if fields is not None and parts[1] not in fields:
+                known = ", ".join(sorted(fields))
+                raise ExprError(f"unknown field '{root}.{parts[1]}' (known: {known})", ref.offset)
+            if dests is not None and root in DEST_ROOTS and parts[1] not in dests:
+                raise ExprError(unknown_dest(parts[1], dests), ref.offset + len(root) + 1)
     for name, off in sc.functions:
         if name not in FUNCTIONS:
             raise ExprError(f"unknown function '{name}'", off)
     return Expr(source, program, sc)
+
+
+def unknown_dest(name: str, dests: Collection[str]) -> str:
+    close = get_close_matches(name, list(dests), n=1)
+    hint = f"; did you mean '{close[0]}'?" if close else ""
+    return f"unknown Megatron argument '{name}': no shipped catalogue defines it{hint}"
 
 
 def _roots_list() -> str:

@@ -4,7 +4,7 @@ compiled, every problem of every file reported together in one `RuleFileError`."
 from __future__ import annotations
 
 import importlib.resources
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from megalint.engine.builder import RuleBuilder
 from megalint.engine.rule import Rule, RuleSet
 from megalint.engine.rulefile import RuleError, RuleFile, RuleFileError, dedupe, read_rule_file, rule_schema
+from megalint.megatron.catalogue import shipped_dests
 
 if TYPE_CHECKING:
     from importlib.abc import Traversable
@@ -34,11 +35,12 @@ __all__ = [
 
 
 def parse_rule_text(
-    text: str, path: str, *, packaged: bool = False
+    text: str, path: str, *, packaged: bool = False, dests: Collection[str] | None = None
 ) -> tuple[list[Rule], list[RuleError], list[tuple[Rule, tuple, tuple]]]:
     """The rules of one file, its errors, and (rule, code pos, name pos) for duplicate checks.
 
     A packaged file (`path` is `rules/<category>/<file>`) must hold one rule, named as the file.
+    With `dests`, every Megatron argument a rule names must be one of them.
     """
     doc, errors = read_rule_file(text, path)
     if doc is None:
@@ -47,7 +49,7 @@ def parse_rule_text(
         _check_layout(doc)
     rules, keys = [], []
     for m in doc.rule_mappings():
-        rule = RuleBuilder(doc, m).build()
+        rule = RuleBuilder(doc, m, dests).build()
         if rule is not None:
             rules.append(rule)
             keys.append((rule, doc.value_pos(m, "code"), doc.value_pos(m, "name")))
@@ -100,8 +102,9 @@ class _ParsedFile:
     keys: list[tuple[Rule, tuple[int, int], tuple[int, int]]]  # (rule, code pos, name pos)
 
 
-def _parse(path: str, text: str, *, packaged: bool = False) -> _ParsedFile:
-    _, errors, keys = parse_rule_text(text, path, packaged=packaged)
+def _parse(path: str, text: str, *, packaged: bool = False, check_arguments: bool = True) -> _ParsedFile:
+    dests = shipped_dests() if check_arguments else None
+    _, errors, keys = parse_rule_text(text, path, packaged=packaged, dests=dests)
     return _ParsedFile(path, errors, keys)
 
 
@@ -121,9 +124,13 @@ def packaged_rules() -> RuleSet:
     return _build(list(_packaged_files(packaged_rules_dir())), [])
 
 
-def load_rules(paths: Iterable[Path | str] | None = None, *, packaged: bool = True) -> RuleSet:
+def load_rules(
+    paths: Iterable[Path | str] | None = None, *, packaged: bool = True, check_arguments: bool = True
+) -> RuleSet:
     """The packaged rules plus the rule files and folders in `paths` (searched recursively).
 
+    Every Megatron argument a rule names (`args.NAME`, `given.NAME`, `flag(NAME)` ...) must be a
+    dest of some shipped catalogue; `check_arguments=False` lets the rules of `paths` name any.
     Raises `RuleFileError` listing every problem of every file.
     """
     parsed: list[_ParsedFile] = list(_packaged_files(packaged_rules_dir())) if packaged else []
@@ -139,15 +146,15 @@ def load_rules(paths: Iterable[Path | str] | None = None, *, packaged: bool = Tr
             continue
         for f in files:
             try:
-                parsed.append(_parse(str(f), Path(f).read_text("utf-8")))
+                parsed.append(_parse(str(f), Path(f).read_text("utf-8"), check_arguments=check_arguments))
             except UnicodeDecodeError as e:
                 errors.append(RuleError(str(f), 1, 1, f"not UTF-8 text ({e.reason} at byte {e.start})"))
     return _build(parsed, errors)
 
 
-def load_rule_texts(sources: Iterable[tuple[str, str]]) -> RuleSet:
+def load_rule_texts(sources: Iterable[tuple[str, str]], *, check_arguments: bool = True) -> RuleSet:
     """Rules from (path, text) pairs, as `load_rules` does for files."""
-    return _build([_parse(path, text) for path, text in sources], [])
+    return _build([_parse(path, text, check_arguments=check_arguments) for path, text in sources], [])
 
 
 def _build(files: list[_ParsedFile], errors: list[RuleError]) -> RuleSet:

@@ -33,7 +33,8 @@ def errors_of(*paths) -> list[str]:
 
 def text_errors(text: str, path: str = "r.yaml") -> list[str]:
     with pytest.raises(RuleFileError) as info:
-        load_rule_texts([(path, textwrap.dedent(text))])
+        # The rules read made-up arguments (args.x); test_unknown_megatron_arguments checks names.
+        load_rule_texts([(path, textwrap.dedent(text))], check_arguments=False)
     return [str(e) for e in info.value.errors]
 
 
@@ -427,3 +428,27 @@ def test_packaged_rules_are_named_after_their_rule_and_category(tmp_path, monkey
     for f in ("flags/base-rule.yaml", "test/not-its-name.yaml"):
         (tmp_path / f).unlink()
     assert [r.code for r in load_rules([tmp_path], packaged=False)] == ["ML902"]
+
+
+def test_unknown_megatron_arguments(tmp_path):
+    text = with_lines(
+        requires="requires: [args.num_layers, given.num_layer]",
+        when="when: args.num_layers > 0 && has(args.tensor_model_paralel_size)",
+        message="message: 'layers {args.num_layers} {given.hiden_size}'",
+        at="at: [value(num_layers), flag(numlayers)]",
+    )
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "rules.yaml").write_text(text)
+    p = tmp_path / "site" / "rules.yaml"
+    assert errors_of(tmp_path / "site") == [
+        f"{p}:5:39: when: unknown Megatron argument 'tensor_model_paralel_size': no shipped catalogue defines "
+        "it; did you mean 'tensor_model_parallel_size'?",
+        f"{p}:6:43: message: unknown Megatron argument 'hiden_size': no shipped catalogue defines it; "
+        "did you mean 'hidden_size'?",
+        f"{p}:7:30: at: unknown Megatron argument 'numlayers': no shipped catalogue defines it; "
+        "did you mean 'num_layers'?",
+        f"{p}:10:35: requires: unknown Megatron argument 'num_layer': no shipped catalogue defines it; "
+        "did you mean 'num_layers'?",
+    ]
+    # Made-up arguments load where the caller says the rules may name any.
+    assert len(load_rules([tmp_path / "site"], packaged=False, check_arguments=False)) == 1
