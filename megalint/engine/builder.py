@@ -10,6 +10,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from megalint.diagnostics import Applicability, Severity
 from megalint.engine.context import DEST_ROOTS, ROOTS
+from megalint.engine.expectations import caret_expectations, outside
 from megalint.engine.expressions import ExprError, compile_expr, unknown_dest
 from megalint.engine.forms import EDITS, PLACES, parse_call
 from megalint.engine.rule import (
@@ -239,14 +240,24 @@ class RuleBuilder:
                 expect.append(
                     Expected(int(e["line"]), int(e["column"]), _int(e.get("end_line")), _int(e.get("end_column")))
                 )
-                problem = _outside(script, expect[-1])
+                problem = outside(script, expect[-1])
                 if problem:
                     self.fail(doc.node_pos(e), f"examples: expect {expect[-1]} {problem}")
+            carets, problems = caret_expectations(script, str(m["code"]))
+            for p in problems:
+                self.fail(doc.value_pos(ex, kind, p.offset), f"examples: {p.message}")
+            if carets and expect:
+                self.fail(
+                    doc.key_pos(ex, "expect"), "examples: give the positions as expect or as caret lines, not both"
+                )
+            expect += carets
             if kind == "bad":
                 any_bad = True
-                if not expect:
+                if not expect and not problems:
                     self.fail(pos, "examples: a bad example needs expect: the positions the rule reports")
             else:
+                if carets:
+                    self.fail(doc.value_pos(ex, kind), "examples: a good example cannot have caret lines")
                 for key in ("expect", "fixed"):
                     if key in ex:
                         self.fail(doc.key_pos(ex, key), f"examples: a good example cannot have {key}")
@@ -282,23 +293,3 @@ def _opt(m: CommentedMap, key: str) -> str | None:
 
 def _int(v: Any) -> int | None:
     return None if v is None else int(v)
-
-
-def _outside(script: str, e: Expected) -> str | None:
-    lines = script.split("\n")
-    if script.endswith("\n"):
-        lines = lines[:-1]
-
-    def check(line: int, col: int, end: bool) -> str | None:
-        if line > len(lines):
-            return f"is outside the example script ({len(lines)} line{'s' if len(lines) != 1 else ''})"
-        if col > len(lines[line - 1]) + 1:
-            return f"is outside line {line} ({len(lines[line - 1])} characters)"
-        return None
-
-    problem = check(e.line, e.column, False)
-    if problem is None and e.end_line is not None:
-        problem = check(e.end_line, e.end_column or 1, True)
-        if problem is None and (e.end_line, e.end_column or 1) < (e.line, e.column):
-            problem = "ends before it starts"
-    return problem

@@ -452,3 +452,47 @@ def test_unknown_megatron_arguments(tmp_path):
     ]
     # Made-up arguments load where the caller says the rules may name any.
     assert len(load_rules([tmp_path / "site"], packaged=False, check_arguments=False)) == 1
+
+
+def test_caret_lines_give_the_expected_positions():
+    script = (
+        "A=1\\n"
+        "torchrun pretrain_gpt.py --num-layers 2\\n"
+        "#                        ^^^^^^^^^^^^ ML900\\n"
+        "#                                     ^ ML900\\n"
+    )
+    (rule,) = load_rule_texts([("r.yaml", with_lines(examples=f'examples: [{{bad: "{script}"}}]'))])
+    assert [str(e) for e in rule.examples[0].expect] == ["2:26-2:38", "2:39-2:40"]
+
+
+@pytest.mark.parametrize(
+    "examples, error",
+    [
+        (
+            "  - bad: |\n      #  ^^ ML900",
+            "r.yaml:11:7: examples: a caret line marks the line above it, and this one has none",
+        ),
+        (
+            "  - bad: |\n      abc\n      #^^ ML901",
+            "r.yaml:12:7: examples: the caret line names ML901, not this rule's ML900",
+        ),
+        (
+            "  - bad: |\n      abc \\\n      #^^ ML900\n        --x",
+            "r.yaml:12:7: examples: a caret line cannot follow a line that ends in a backslash: bash ends it there",
+        ),
+        (
+            "  - bad: |\n      abc\n      #  ^^^ ML900",
+            "r.yaml:12:7: examples: the carets at 1:4-1:7 is outside line 1 (3 characters)",
+        ),
+        (
+            "  - bad: |\n      abc\n      #^ ML900\n    expect: [{line: 1, column: 2}]",
+            "r.yaml:13:5: examples: give the positions as expect or as caret lines, not both",
+        ),
+        (
+            '  - {bad: "x\\n", expect: [{line: 1, column: 1}]}\n  - good: |\n      abc\n      #^ ML900',
+            "r.yaml:11:11: examples: a good example cannot have caret lines",
+        ),
+    ],
+)
+def test_caret_line_errors(examples, error):
+    assert text_errors(with_lines(examples="examples:\n" + examples)) == [error]
