@@ -14,7 +14,9 @@ from megalint.engine.expectations import caret_expectations, outside
 from megalint.engine.expressions import ExprError, compile_expr, unknown_dest
 from megalint.engine.forms import EDITS, PLACES, parse_call
 from megalint.engine.rule import (
+    ALL_FORKS,
     FINDING,
+    LAUNCH,
     Docs,
     Example,
     Expected,
@@ -196,12 +198,14 @@ class RuleBuilder:
             examples=tuple(examples),
             origin=f"{doc.path}:{doc.node_pos(m)[0]}:{doc.node_pos(m)[1]}",
             emitted_by=emitted_by,
+            scope=str(m.get("scope", LAUNCH)),
+            forks=(ALL_FORKS,) if m.get("forks") == ALL_FORKS else tuple(str(f) for f in m.get("forks", ())),
         )
 
     def emitted_rule_keys(self) -> None:
         """A rule megalint emits itself is not decided on a context: the keys for that are errors."""
         m, doc = self.m, self.doc
-        for key in ("megatron", "requires", "for_each", "when", "at", "labels", "help"):
+        for key in ("megatron", "requires", "for_each", "when", "at", "labels", "help", "scope", "forks"):
             if key in m:
                 self.fail(doc.key_pos(m, key), f"{key}: a rule megalint emits itself has no {key}")
         if "fix" in m and "edits" in m["fix"]:

@@ -13,6 +13,10 @@ from megalint.engine.templates import Template
 from megalint.engine.versions import VersionRange
 
 RULE_URL = "https://megalint.dev/rules/{name}"
+# Where a rule is decided: once per launch (and path), or once per file over the shell findings.
+LAUNCH, SCRIPT = "launch", "script"
+# `forks: all`: the rule holds for every Megatron fork (it checks the launch, not Megatron's code).
+ALL_FORKS = "all"
 # The values megalint reports a rule it emits itself with, as its message template reads them.
 FINDING = "finding"
 
@@ -179,6 +183,12 @@ class Rule(RuleInfo):
     examples: tuple[Example, ...]
     origin: str  # file:line:col where the rule starts
     emitted_by: str | None = None  # "megalint": reported by megalint itself, not decided on a context
+    scope: str = LAUNCH  # LAUNCH or SCRIPT
+    forks: tuple[str, ...] = ()  # the Megatron forks it also holds for, or (ALL_FORKS,)
+
+    def holds_on(self, fork: str | None) -> bool:
+        """Whether the rule holds for a launch of this Megatron fork (None: Megatron-LM itself)."""
+        return fork is None or ALL_FORKS in self.forks or fork in self.forks
 
     def applies_to(self, version: str | None) -> bool | None:
         """Whether the rule applies to a Megatron version; None when the version is unknown."""
@@ -281,6 +291,10 @@ class RuleSet:
     def get(self, key: str) -> Rule | None:
         """A rule by code (ML101) or name (tp-divides-heads)."""
         return self._by_key.get(key)
+
+    def select(self, *, scope: str | None = None, fork: str | None = None) -> RuleSet:
+        """The rules decided in `scope` (LAUNCH or SCRIPT; None: both) that hold on `fork`."""
+        return RuleSet([r for r in self.rules if (scope is None or r.scope == scope) and r.holds_on(fork)])
 
     def by_code(self) -> dict[str, Rule]:
         """Every rule by its code, in load order."""

@@ -496,3 +496,35 @@ def test_caret_lines_give_the_expected_positions():
 )
 def test_caret_line_errors(examples, error):
     assert text_errors(with_lines(examples="examples:\n" + examples)) == [error]
+
+
+def test_scope_and_forks():
+    text = with_lines(category="category: test\nscope: script\nforks: [megatron-deepspeed]")
+    (rule,) = load_rule_texts([("r.yaml", text)])
+    assert (rule.scope, rule.forks) == ("script", ("megatron-deepspeed",))
+    assert rule.holds_on(None) and rule.holds_on("megatron-deepspeed") and not rule.holds_on("other-fork")
+    (plain,) = load_rule_texts([("r.yaml", BASE)])
+    assert (plain.scope, plain.forks) == ("launch", ()) and not plain.holds_on("megatron-deepspeed")
+    assert text_errors(with_lines(category="category: test\nscope: file")) == [
+        "r.yaml:5:8: 'scope' must be one of launch, script, not 'file'"
+    ]
+    assert text_errors(with_lines(category="category: test\nforks: any")) == [
+        "r.yaml:5:8: `forks` is all, or a list of Megatron forks such as [megatron-deepspeed]"
+    ]
+
+
+def test_packaged_scope_and_forks_say_what_the_pipeline_routes_by():
+    """Today the pipeline decides the shell category once per script, and six named rules on
+    Megatron forks too; the rules say the same with `scope` and `forks`."""
+    from megalint.engine.rule import SCRIPT
+
+    rules = load_rules()
+    assert {r.code for r in rules.select(scope=SCRIPT)} == {r.code for r in rules if r.category == "shell"}
+    assert {r.name for r in rules.select(fork="megatron-deepspeed")} == {
+        "world-size-divisibility",
+        "fp8-requires-hopper",
+        "overlap-param-gather-on-volta",
+        "missing-nccl-ib-timeout",
+        "predicted-oom",
+        "low-memory-headroom",
+    }
