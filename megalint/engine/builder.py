@@ -3,7 +3,8 @@ and examples, each problem reported at its position in the file."""
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
+from functools import partial
 from typing import Any
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
@@ -11,8 +12,8 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from megalint.diagnostics import Applicability, Severity
 from megalint.engine.context import DEST_ROOTS, ROOTS
 from megalint.engine.expectations import caret_expectations, outside
-from megalint.engine.expressions import ExprError, compile_expr, unknown_dest
-from megalint.engine.forms import EDITS, PLACES, parse_call
+from megalint.engine.expressions import Expr, ExprError, compile_expr, unknown_dest
+from megalint.engine.forms import EDITS, PLACES, Call, parse_call
 from megalint.engine.rule import (
     ALL_FORKS,
     FINDING,
@@ -29,6 +30,8 @@ from megalint.engine.rule import (
 from megalint.engine.rulefile import RuleFile
 from megalint.engine.templates import Template, parse_template
 from megalint.engine.versions import VersionError, VersionRange, parse_version
+
+Forms = dict[str, tuple[str, ...]]  # form -> the kinds of its arguments
 
 
 def _check_path(path: str, dests: Collection[str] | None) -> tuple[str, int] | None:
@@ -58,7 +61,9 @@ class RuleBuilder:
         self.doc.error(pos, message)
         self.ok = False
 
-    def expr(self, mapping: CommentedMap, key: str, names=(), label: str | None = None):
+    def expr(
+        self, mapping: CommentedMap, key: str, names: tuple[str, ...] = (), label: str | None = None
+    ) -> Expr | None:
         value = mapping[key]
         source = ("true" if value else "false") if isinstance(value, bool) else str(value)
         try:
@@ -67,7 +72,9 @@ class RuleBuilder:
             self.fail(self.doc.value_pos(mapping, key, e.offset), f"{label or key}: {e.message}")
             return None
 
-    def template(self, mapping: CommentedMap, key: str, names=(), label: str | None = None):
+    def template(
+        self, mapping: CommentedMap, key: str, names: tuple[str, ...] = (), label: str | None = None
+    ) -> Template | None:
         if key not in mapping:
             return None
         try:
@@ -76,16 +83,27 @@ class RuleBuilder:
             self.fail(self.doc.value_pos(mapping, key, e.offset), f"{label or key}: {e.message}")
             return None
 
-    def call(self, container, index, vocabulary, what, label, names=()):
-        text = str(container[index])
+    def value_call(
+        self, mapping: CommentedMap, key: str, vocabulary: Forms, what: str, label: str, names: tuple[str, ...]
+    ) -> Call | None:
+        """The place or edit written as the value of `key`."""
+        return self.call(str(mapping[key]), partial(self.doc.value_pos, mapping, key), vocabulary, what, label, names)
 
-        def pos(offset):
-            return (
-                self.doc.item_pos(container, index, offset)
-                if isinstance(container, CommentedSeq)
-                else self.doc.value_pos(container, index, offset)
-            )
+    def item_call(
+        self, seq: CommentedSeq, i: int, vocabulary: Forms, what: str, label: str, names: tuple[str, ...]
+    ) -> Call | None:
+        """The place or edit written as item `i` of a list."""
+        return self.call(str(seq[i]), partial(self.doc.item_pos, seq, i), vocabulary, what, label, names)
 
+    def call(
+        self,
+        text: str,
+        pos: Callable[[int | None], tuple[int, int]],
+        vocabulary: Forms,
+        what: str,
+        label: str,
+        names: tuple[str, ...],
+    ) -> Call | None:
         try:
             call = parse_call(text, vocabulary, what, names, self.dests)
         except ExprError as e:
@@ -131,18 +149,18 @@ class RuleBuilder:
             self.reads_only_finding(message)
         help_ = self.template(m, "help", names)
 
-        at_calls = []
+        at_calls: list[Call | None] = []
         places = PLACES
         at_value = m.get("at")
         if isinstance(at_value, CommentedSeq):
             for i in range(len(at_value)):
-                at_calls.append(self.call(at_value, i, places, "place", "at", names))
+                at_calls.append(self.item_call(at_value, i, places, "place", "at", names))
         elif at_value is not None:
-            at_calls.append(self.call(m, "at", places, "place", "at", names))
+            at_calls.append(self.value_call(m, "at", places, "place", "at", names))
 
         labels = []
         for lab in m.get("labels", []):
-            call = self.call(lab, "at", places, "place", "labels.at", names)
+            call = self.value_call(lab, "at", places, "place", "labels.at", names)
             text = self.template(lab, "text", names, "labels.text")
             if call is not None and text is not None:
                 labels.append(LabelSpec(call, text))
@@ -152,9 +170,10 @@ class RuleBuilder:
             f = m["fix"]
             fmsg = self.template(f, "message", names, "fix.message")
             edit_seq = f.get("edits", [])
-            edits = [self.call(edit_seq, i, EDITS, "edit", "fix.edits", names) for i in range(len(edit_seq))]
-            if fmsg is not None and all(e is not None for e in edits):
-                fix = FixSpec(fmsg, Applicability(str(f["applicability"])), tuple(edits))
+            calls = [self.item_call(edit_seq, i, EDITS, "edit", "fix.edits", names) for i in range(len(edit_seq))]
+            edits = tuple(c for c in calls if c is not None)
+            if fmsg is not None and len(edits) == len(calls):
+                fix = FixSpec(fmsg, Applicability(str(f["applicability"])), edits)
 
         d = m["docs"]
         if "fix" in m and "fix_safety" not in d:
@@ -172,7 +191,7 @@ class RuleBuilder:
         )
         examples = self.examples(fix is not None or "fix" in m)
 
-        if not self.ok:
+        if not self.ok or megatron is None or message is None:
             return None
         name = str(m["name"])
         category = str(m["category"])
@@ -191,7 +210,7 @@ class RuleBuilder:
             when=when,
             for_each=for_each,
             message=message,
-            at=tuple(at_calls),
+            at=tuple(c for c in at_calls if c is not None),
             labels=tuple(labels),
             help=help_,
             fix=fix,

@@ -11,7 +11,7 @@ per value, so handing over all ~900 Megatron arguments per launch would dominate
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from difflib import get_close_matches
 from typing import Any
@@ -116,7 +116,7 @@ def _tokens(source: str) -> list[tuple[str, str, int]]:
     out = []
     for m in _TOKEN.finditer(source):
         kind = m.lastgroup
-        if kind == "ws":
+        if kind is None or kind == "ws":
             continue
         out.append((kind, m.group(), m.start()))
     return out
@@ -194,7 +194,7 @@ class Expr:
     def refs(self) -> tuple[Ref, ...]:
         return self.scan.refs
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Callable[[str, Scan], Expr], tuple[str, Scan]]:
         # Compiled CEL programs do not pickle; a rule set sent to worker processes recompiles.
         return (_restore, (self.source, self.scan))
 

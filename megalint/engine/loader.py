@@ -34,9 +34,12 @@ __all__ = [
 ]
 
 
+Position = tuple[int, int]
+
+
 def parse_rule_text(
     text: str, path: str, *, packaged: bool = False, dests: Collection[str] | None = None
-) -> tuple[list[Rule], list[RuleError], list[tuple[Rule, tuple, tuple]]]:
+) -> tuple[list[Rule], list[RuleError], list[tuple[Rule, Position, Position]]]:
     """The rules of one file, its errors, and (rule, code pos, name pos) for duplicate checks.
 
     A packaged file (`path` is `rules/<category>/<file>`) must hold one rule, named as the file.
@@ -70,7 +73,7 @@ def _check_layout(doc: RuleFile) -> None:
         doc.error(doc.value_pos(m, "name"), f"name: a packaged rule lives in {expected}, not {doc.path}")
 
 
-def packaged_rules_dir():
+def packaged_rules_dir() -> Traversable:
     """The rules shipped with megalint: the `megalint.rules` package (the repository's rules/)."""
     try:
         return importlib.resources.files("megalint.rules")
@@ -79,10 +82,11 @@ def packaged_rules_dir():
         return Path(__file__).resolve().parent.parent.parent / "rules"
 
 
-def _rule_files(folder) -> list:
-    out = []
+def _rule_files(folder: Traversable) -> list[tuple[Traversable, str]]:
+    """The rule files under `folder`, with their paths relative to it, in name order."""
+    out: list[tuple[Traversable, str]] = []
 
-    def walk(node, rel: str) -> None:
+    def walk(node: Traversable, rel: str) -> None:
         for child in sorted(node.iterdir(), key=lambda c: c.name):
             name = child.name
             if child.is_dir():
@@ -99,7 +103,7 @@ def _rule_files(folder) -> list:
 class _ParsedFile:
     path: str
     errors: list[RuleError]
-    keys: list[tuple[Rule, tuple[int, int], tuple[int, int]]]  # (rule, code pos, name pos)
+    keys: list[tuple[Rule, Position, Position]]  # (rule, code pos, name pos)
 
 
 def _parse(path: str, text: str, *, packaged: bool = False, check_arguments: bool = True) -> _ParsedFile:
@@ -108,12 +112,12 @@ def _parse(path: str, text: str, *, packaged: bool = False, check_arguments: boo
     return _ParsedFile(path, errors, keys)
 
 
-@lru_cache(maxsize=4)
-def _packaged_files(folder: Traversable) -> tuple[_ParsedFile, ...]:
+@lru_cache(maxsize=1)
+def _packaged_files() -> tuple[_ParsedFile, ...]:
     """The packaged rule files, read and compiled once per process."""
     return tuple(
         _parse(f"rules/{rel}", res.read_text("utf-8"), packaged=True)
-        for res, rel in _rule_files(folder)
+        for res, rel in _rule_files(packaged_rules_dir())
         if rel != CODE_REGISTRY
     )
 
@@ -121,7 +125,7 @@ def _packaged_files(folder: Traversable) -> tuple[_ParsedFile, ...]:
 @lru_cache(maxsize=1)
 def packaged_rules() -> RuleSet:
     """The rules shipped with megalint."""
-    return _build(list(_packaged_files(packaged_rules_dir())), [])
+    return _build(list(_packaged_files()), [])
 
 
 def load_rules(
@@ -133,20 +137,21 @@ def load_rules(
     dest of some shipped catalogue; `check_arguments=False` lets the rules of `paths` name any.
     Raises `RuleFileError` listing every problem of every file.
     """
-    parsed: list[_ParsedFile] = list(_packaged_files(packaged_rules_dir())) if packaged else []
+    parsed: list[_ParsedFile] = list(_packaged_files()) if packaged else []
     errors: list[RuleError] = []
     for p in paths or []:
-        p = Path(p)
-        if p.is_dir():
-            files = [f for f, _ in _rule_files(p)]
-        elif p.exists():
-            files = [p]
+        path = Path(p)
+        files: list[Traversable]
+        if path.is_dir():
+            files = [f for f, _ in _rule_files(path)]
+        elif path.exists():
+            files = [path]
         else:
-            errors.append(RuleError(str(p), 1, 1, "no such rule file or folder"))
+            errors.append(RuleError(str(path), 1, 1, "no such rule file or folder"))
             continue
         for f in files:
             try:
-                parsed.append(_parse(str(f), Path(f).read_text("utf-8"), check_arguments=check_arguments))
+                parsed.append(_parse(str(f), f.read_text("utf-8"), check_arguments=check_arguments))
             except UnicodeDecodeError as e:
                 errors.append(RuleError(str(f), 1, 1, f"not UTF-8 text ({e.reason} at byte {e.start})"))
     return _build(parsed, errors)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -215,7 +215,7 @@ class Rule(RuleInfo):
                 for e in t.exprs:
                     yield e, bound
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """What `megalint rule --json` and `megalint rules --json` print for the rule."""
         fix = None
         if self.fix is not None:
@@ -300,6 +300,6 @@ class RuleSet:
         """Every rule by its code, in load order."""
         return {r.code: r for r in self.rules}
 
-    def subset(self, keys) -> RuleSet:
+    def subset(self, keys: Iterable[str]) -> RuleSet:
         wanted = set(keys)
         return RuleSet([r for r in self.rules if r.code in wanted or r.name in wanted])

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.resources
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from difflib import get_close_matches
 from functools import lru_cache
@@ -47,9 +48,10 @@ class RuleFileError(Exception):
 
 
 @lru_cache(maxsize=1)
-def rule_schema() -> dict:
+def rule_schema() -> dict[str, Any]:
     text = importlib.resources.files("megalint.engine").joinpath("schema.json").read_text("utf-8")
-    return json.loads(text)
+    schema: dict[str, Any] = json.loads(text)
+    return schema
 
 
 @lru_cache(maxsize=1)
@@ -206,14 +208,16 @@ def _schema_error(doc: RuleFile, err: jsonschema.ValidationError) -> None:
     def here(offset: int | None = None) -> tuple[int, int]:
         if parent is None:
             return (1, 1) if not hasattr(node, "lc") else doc.node_pos(node)
-        if isinstance(parent, CommentedSeq):
+        if isinstance(parent, CommentedSeq) and isinstance(last, int):
             return doc.item_pos(parent, last, offset)
         return doc.value_pos(parent, last, offset)
 
     what = f"'{last}'" if isinstance(last, str) else ("this item" if last is not None else "the file")
     v = err.validator
+    schema: Mapping[str, Any] = err.schema if isinstance(err.schema, Mapping) else {}
+    value: Any = err.validator_value
     if v == "additionalProperties" and isinstance(node, CommentedMap):
-        known = list(err.schema.get("properties", {}))
+        known = list(schema.get("properties", {}))
         for key in node:
             if key not in known:
                 close = get_close_matches(str(key), known, n=1)
@@ -221,12 +225,12 @@ def _schema_error(doc: RuleFile, err: jsonschema.ValidationError) -> None:
                 doc.error(doc.key_pos(node, key), f"unknown key '{key}'{hint}")
         return
     if v == "required" and isinstance(node, CommentedMap):
-        missing = [k for k in err.validator_value if k not in node]
+        missing = [k for k in value if k not in node]
         for key in missing:
             doc.error(doc.node_pos(node), f"missing required key '{key}'")
         return
     if v == "enum":
-        allowed = ", ".join(str(x) for x in err.validator_value)
+        allowed = ", ".join(str(x) for x in value)
         doc.error(
             here(),
             f"{what} must be one of {allowed}, not {node!r}"
@@ -235,26 +239,25 @@ def _schema_error(doc: RuleFile, err: jsonschema.ValidationError) -> None:
         )
         return
     if v == "type":
-        want = err.validator_value
-        want_text = " or ".join(_TYPE_NAMES.get(t, t) for t in ([want] if isinstance(want, str) else want))
+        want_text = " or ".join(_TYPE_NAMES.get(t, t) for t in ([value] if isinstance(value, str) else value))
         if parent is None:
             doc.error((1, 1), f"a rule file holds a mapping (one rule, or rules: [...]), not {_kind(node)}")
         else:
             doc.error(here(), f"{what} must be {want_text}, not {_kind(node)}")
         return
     if v == "pattern":
-        hint = err.schema.get("x-message") or f"must match {err.validator_value}"
+        hint = schema.get("x-message") or f"must match {value}"
         doc.error(here(), f"{hint}, not '{node}'")
         return
     if v == "oneOf":
-        hint = err.schema.get("x-message") or err.message
+        hint = schema.get("x-message") or err.message
         doc.error(here(), hint)
         return
     if v in ("minItems", "minLength"):
         doc.error(here(), f"{what} must not be empty")
         return
     if v == "minimum":
-        doc.error(here(), f"{what} must be at least {err.validator_value}, not {node}")
+        doc.error(here(), f"{what} must be at least {value}, not {node}")
         return
     if v == "uniqueItems":
         doc.error(here(), f"{what} lists an item twice")

@@ -93,7 +93,7 @@ class Placeholder:
                 out = FILTERS[name][0](out, arg)
             except (TypeError, ValueError) as e:
                 raise EvalFailure(f"filter {name} cannot format {format_value(out)!r}: {e}") from None
-        return out
+        return format_value(out)
 
 
 @dataclass(frozen=True)

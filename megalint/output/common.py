@@ -167,7 +167,7 @@ def fingerprints(
     finding's first line, plus the occurrence index among findings with the same three,
     counted in file order, so two identical lines in one file stay distinct.
     """
-    seen: Counter = Counter()
+    seen: Counter[tuple[str, str, str]] = Counter()
     out: dict[int, str] = {}
     for d in sort_diagnostics(diagnostics):
         key = (d.code, relative_path(d.span.path, root), _normalised_line(d, sources))

@@ -8,6 +8,7 @@ from megalint.diagnostics import Diagnostic
 from megalint.engine.rule import RuleInfo
 from megalint.output.common import RenderOptions, fixable, sort_diagnostics, summary_line
 from megalint.output.full import Out
+from megalint.source import SourceFile
 
 
 def one_line(d: Diagnostic, unsafe: bool) -> str:
@@ -17,7 +18,10 @@ def one_line(d: Diagnostic, unsafe: bool) -> str:
 
 
 def render(
-    diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleInfo], options: RenderOptions | None = None
+    diagnostics: Sequence[Diagnostic],
+    sources: Mapping[str, SourceFile],
+    rules: Mapping[str, RuleInfo],
+    options: RenderOptions | None = None,
 ) -> str:
     opts = options or RenderOptions()
     out = Out(opts.color)

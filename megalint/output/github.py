@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from megalint.diagnostics import Diagnostic, Severity
 from megalint.engine.rule import RuleInfo
 from megalint.output.common import RenderOptions, doc_url, fixable, plural, relative_path, sort_diagnostics
+from megalint.source import SourceFile
 
 COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 MAX_MESSAGE = 4096  # the runner cuts longer messages
@@ -121,11 +122,14 @@ class GithubOutput:
 
 
 def render_github(
-    diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleInfo], options: RenderOptions | None = None
+    diagnostics: Sequence[Diagnostic],
+    sources: Mapping[str, SourceFile],
+    rules: Mapping[str, RuleInfo],
+    options: RenderOptions | None = None,
 ) -> GithubOutput:
     opts = options or RenderOptions()
     ordered = _severity_order(diagnostics)
-    per_type: Counter = Counter()
+    per_type: Counter[Severity] = Counter()
     lines = []
     overflow = []
     for d in ordered:
@@ -158,7 +162,10 @@ def render_github(
 
 
 def render(
-    diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleInfo], options: RenderOptions | None = None
+    diagnostics: Sequence[Diagnostic],
+    sources: Mapping[str, SourceFile],
+    rules: Mapping[str, RuleInfo],
+    options: RenderOptions | None = None,
 ) -> str:
     opts = options or RenderOptions()
     result = render_github(diagnostics, sources, rules, opts)

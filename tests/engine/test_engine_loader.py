@@ -8,7 +8,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from megalint.engine import RuleFileError, load_rule_texts, load_rules, rule_schema, yamlpos
+from megalint.engine import RuleFileError, load_rule_texts, load_rules, loader, rule_schema, yamlpos
 from megalint.engine.loader import packaged_rules_dir
 
 DATA = Path(__file__).parent / "data"
@@ -18,11 +18,13 @@ BAD = DATA / "bad"
 @pytest.fixture(autouse=True, params=["libyaml", "ruamel"])
 def yaml_loader(request, monkeypatch):
     """Every loader test runs with both YAML readers: errors must not depend on which one."""
+    loader._packaged_files.cache_clear()  # the packaged rules are read anew with each reader
     if request.param == "ruamel":
         monkeypatch.setattr(yamlpos, "_CLOADER", None)
     elif not yamlpos.fast_available():
         pytest.skip("PyYAML without libyaml")
-    return request.param
+    yield request.param
+    loader._packaged_files.cache_clear()
 
 
 def errors_of(*paths) -> list[str]:
@@ -405,8 +407,6 @@ def test_when_may_be_a_yaml_boolean():
 
 
 def test_packaged_rules_are_named_after_their_rule_and_category(tmp_path, monkeypatch):
-    import megalint.engine.loader as loader
-
     (tmp_path / "flags").mkdir()
     (tmp_path / "flags" / "base-rule.yaml").write_text(BASE)  # category: test
     (tmp_path / "test").mkdir()
