@@ -116,7 +116,6 @@ def find_rule(key: str, known: Mapping[str, Rule]) -> Rule:
 
 
 def _rules_cmd(argv: list[str]) -> int:
-
     p = argparse.ArgumentParser(prog="megalint rules", description="List every rule.")
     p.add_argument("--json", action="store_true", help="every rule's metadata and documentation as JSON")
     p.add_argument("--rule-dir", action="append", default=[], metavar="DIR", help="an extra folder of YAML rules")
@@ -133,7 +132,6 @@ def _rules_cmd(argv: list[str]) -> int:
 
 
 def _rule_cmd(argv: list[str]) -> int:
-
     p = argparse.ArgumentParser(prog="megalint rule", description="Show one rule's documentation.")
     p.add_argument("name", help="a rule code or name")
     p.add_argument("--json", action="store_true", help="the rule's metadata and documentation as JSON")

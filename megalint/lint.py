@@ -200,7 +200,7 @@ class Setup:
     config: Config
     rules: RuleSet  # every rule loaded for it
     selected: RuleSet
-    codes_on: set[str]  # selected rule codes and suppression codes
+    codes_on: set[str]  # selected rule codes
     known: dict[str, Rule]  # every rule by code
     settings: Settings
     threshold: str
@@ -383,6 +383,7 @@ def lint_main(argv: list[str]) -> int:
     report_stream = sys.stderr if stdin_fix else sys.stdout
     all_diags: list[Diagnostic] = []
     sources: dict[str, SourceFile] = {}
+    # The suppression rules are described to the outputs even when no file could be linted.
     known: dict[str, RuleInfo] = dict(suppression_rules())
     errors = {"input": 0, "internal": 0}
     failing = False
