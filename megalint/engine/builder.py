@@ -178,11 +178,10 @@ class RuleBuilder:
         d = m["docs"]
         if "fix" in m and "fix_safety" not in d:
             self.fail(doc.key_pos(m, "docs"), "docs: fix_safety is required when the rule has a fix")
-        summary = _opt(d, "summary")
         docs = Docs(
-            what=str(d["what"]) if "what" in d else str(summary),
+            what=str(d["what"]),
             why=str(d["why"]),
-            summary=summary,
+            summary=_opt(d, "summary"),
             example=_opt(d, "example"),
             use_instead=_opt(d, "use_instead"),
             fix_safety=_opt(d, "fix_safety"),

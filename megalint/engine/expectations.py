@@ -30,6 +30,8 @@ def caret_expectations(script: str, code: str) -> tuple[list[Expected], list[Car
     """The positions the caret lines of `script` mark for the rule `code`, and what is wrong with them."""
     expected: list[Expected] = []
     problems: list[CaretProblem] = []
+    if "^" not in script:  # most examples: no line to look at
+        return expected, problems
     marked: int | None = None  # the line the next caret line marks
     offset = 0
     for number, text in enumerate(script.split("\n"), start=1):

@@ -300,8 +300,11 @@ def compile_expr(source: str, names: Iterable[str] = (), dests: Collection[str] 
     if not source.strip():
         raise ExprError("empty expression")
     toks = _tokens(source)
-    _check_version_tests(toks)
-    compiled, inserted_at = _pass_job_version(source, toks)
+    compiled: str = source
+    inserted_at: list[int] = []
+    if "version_" in source:  # most expressions test no version: their tokens need no second look
+        _check_version_tests(toks)
+        compiled, inserted_at = _pass_job_version(source, toks)
     try:
         program = cel.compile(compiled)
     except Exception as e:  # the binding raises ValueError with the parser's report

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from megalint.diagnostics import Applicability, Severity
@@ -85,8 +86,8 @@ class FixSpec:
 class Docs:
     """A rule's documentation: `megalint rule`, the SARIF help, the generated pages.
 
-    `summary` is the one line of rule lists when it is not the first line of `what`; a rule with
-    a summary may leave `what` out, which then reads the summary and is not repeated under it.
+    `summary` is the one line of rule lists when it is not the first line of `what`; a `what`
+    that is the summary itself is not repeated under it.
     """
 
     what: str = ""
@@ -272,12 +273,17 @@ class RuleSet:
         for r in self.rules:
             self._by_key[r.code] = r
             self._by_key[r.name] = r
-        self.needs = Needs()
+
+    @cached_property
+    def needs(self) -> Needs:
+        """The parts of a context the rules read; worked out when the rules are first decided."""
+        needs = Needs()
         for r in self.rules:
             for expr, bound in r.exprs():
-                self.needs.add(expr, bound)
+                needs.add(expr, bound)
             for path in r.requires:
-                self.needs.add_path(path)
+                needs.add_path(path)
+        return needs
 
     def __iter__(self) -> Iterator[Rule]:
         return iter(self.rules)
