@@ -13,8 +13,13 @@ import json
 import os
 import sys
 import textwrap
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from megalint.config import UsageError
+
+if TYPE_CHECKING:
+    from megalint.engine import Rule, RuleSet
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -55,42 +60,10 @@ def _model_cmd(argv: list[str]) -> int:
 # -- rule documentation --------------------------------------------------------------------
 
 
-def _load(rule_dirs: list[str]):
+def _load(rule_dirs: list[str]) -> RuleSet:
     from megalint.engine import load_rules
 
     return load_rules(rule_dirs)
-
-
-def rule_json(code: str, rules, metas) -> dict:
-    """What `megalint rule --json` and `megalint rules --json` print for one rule."""
-    rule = rules.get(code)
-    if rule is not None:
-        data = rule.to_json()
-        data["summary"] = metas[code].summary
-        return data
-    from megalint.suppress import UNUSED
-
-    m = metas[code]
-    fix = {"message": "remove the unused codes or comment", "applicability": "safe"} if code == UNUSED else None
-    return {
-        "code": m.code,
-        "name": m.name,
-        "severity": m.severity.value,
-        "category": "suppression",
-        "status": "stable",
-        "summary": m.summary,
-        "fix": fix,
-        "docs": {
-            "what": m.what or m.summary,
-            "why": m.why,
-            "example": m.example or None,
-            "use_instead": m.use_instead or None,
-            "fix_safety": m.fix_safety or None,
-            "sources": [],
-            "references": [],
-        },
-        "url": m.help_uri,
-    }
 
 
 def rule_text(data: dict, width: int = 88) -> str:
@@ -131,46 +104,40 @@ def rule_text(data: dict, width: int = 88) -> str:
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-def find_rule_code(key: str, metas) -> str:
-    for code, m in metas.items():
-        if key.upper() == code.upper() or key == m.name:
-            return code
-    pool = list(metas) + [m.name for m in metas.values()]
-    near = difflib.get_close_matches(key, pool, n=1) or difflib.get_close_matches(key.upper(), list(metas), n=1)
+def find_rule(key: str, known: Mapping[str, Rule]) -> Rule:
+    """A rule by code (any case) or name."""
+    for code, rule in known.items():
+        if key.upper() == code.upper() or key == rule.name:
+            return rule
+    pool = list(known) + [r.name for r in known.values()]
+    near = difflib.get_close_matches(key, pool, n=1) or difflib.get_close_matches(key.upper(), list(known), n=1)
     hint = f"; did you mean `{near[0]}`?" if near else "; see `megalint rules`"
     raise UsageError(f"unknown rule `{key}`{hint}")
 
 
 def _rules_cmd(argv: list[str]) -> int:
-    from megalint.selection import rule_metas
-
     p = argparse.ArgumentParser(prog="megalint rules", description="List every rule.")
     p.add_argument("--json", action="store_true", help="every rule's metadata and documentation as JSON")
     p.add_argument("--rule-dir", action="append", default=[], metavar="DIR", help="an extra folder of YAML rules")
     a = p.parse_args(argv)
-    rules = _load(a.rule_dir)
-    metas = rule_metas(rules)
+    known = _load(a.rule_dir).by_code()
     if a.json:
-        print(json.dumps([rule_json(c, rules, metas) for c in sorted(metas)], indent=2, ensure_ascii=False))
+        print(json.dumps([known[c].to_json() for c in sorted(known)], indent=2, ensure_ascii=False))
         return EXIT_CLEAN
-    for code in sorted(metas):
-        m = metas[code]
-        fix = "[*]" if rule_json(code, rules, metas)["fix"] else "   "
-        print(f"{code:6} {fix} {m.name:34} {m.severity.value:8} {m.summary}")
+    for code in sorted(known):
+        r = known[code]
+        fix = "[*]" if r.fix else "   "
+        print(f"{code:6} {fix} {r.name:34} {r.severity.value:8} {r.summary}")
     return EXIT_CLEAN
 
 
 def _rule_cmd(argv: list[str]) -> int:
-    from megalint.selection import rule_metas
-
     p = argparse.ArgumentParser(prog="megalint rule", description="Show one rule's documentation.")
     p.add_argument("name", help="a rule code or name")
     p.add_argument("--json", action="store_true", help="the rule's metadata and documentation as JSON")
     p.add_argument("--rule-dir", action="append", default=[], metavar="DIR", help="an extra folder of YAML rules")
     a = p.parse_args(argv)
-    rules = _load(a.rule_dir)
-    metas = rule_metas(rules)
-    data = rule_json(find_rule_code(a.name, metas), rules, metas)
+    data = find_rule(a.name, _load(a.rule_dir).by_code()).to_json()
     if a.json:
         print(json.dumps(data, indent=2, ensure_ascii=False))
     else:

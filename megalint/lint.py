@@ -17,15 +17,14 @@ from megalint import __version__
 from megalint.config import THRESHOLDS, Config, ConfigError, UsageError, config_in, load_config
 from megalint.diagnostics import Diagnostic, Severity
 from megalint.discovery import STDIN, Excludes, Job, discover
-from megalint.engine import RuleFileError, RuleSet, load_rules
+from megalint.engine import Rule, RuleFileError, RuleInfo, RuleSet, load_rules
 from megalint.output import HUMAN_FORMATS, OutputFormatError, parse_output_formats, render
 from megalint.output.common import RenderOptions, color_enabled
-from megalint.output.meta import RuleMeta
 from megalint.pipeline import FileResult, Settings, lint_text
-from megalint.selection import Catalog, Layer, check_selectors, matches, rule_metas, selected_codes, severity_for
+from megalint.selection import Catalog, Layer, check_selectors, matches, selected_codes, severity_for
 from megalint.shell.parse import InputError, decode
 from megalint.source import SourceFile, Span
-from megalint.suppress import SUPPRESSION_RULES, apply_suppressions, parse_directives
+from megalint.suppress import apply_suppressions, parse_directives, suppression_rules
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 DEFAULT_THRESHOLD = "warning"
@@ -201,8 +200,8 @@ class Setup:
     config: Config
     rules: RuleSet  # every rule loaded for it
     selected: RuleSet
-    codes_on: set[str]  # selected rule codes and suppression codes
-    metas: dict[str, RuleMeta]
+    codes_on: set[str]  # selected rule codes
+    known: dict[str, Rule]  # every rule by code
     settings: Settings
     threshold: str
     pfi: list[tuple[Excludes, list[str]]]
@@ -235,8 +234,8 @@ class Runner:
     def _make_setup(self, cfg: Config) -> Setup:
         args = self.args
         rules = self.rules_for(cfg.rule_dirs)
-        metas = rule_metas(rules)
-        catalog = Catalog(metas)
+        known = rules.by_code()
+        catalog = Catalog(known)
         for key in ("select", "extend-select", "ignore"):
             for s in getattr(cfg, key.replace("-", "_")) or ():
                 if not catalog.known(s):
@@ -252,7 +251,7 @@ class Runner:
                     )
         for option in ("select", "extend_select", "ignore"):
             check_selectors(catalog, getattr(args, option) or (), f"--{option.replace('_', '-')}")
-        codes = {c: m.name for c, m in metas.items()}
+        codes = {c: r.name for c, r in known.items()}
         preview = {r.code for r in rules if r.status == "preview"}
         layers = [Layer(cfg.select, cfg.extend_select, cfg.ignore), Layer(args.select, args.extend_select, args.ignore)]
         on = selected_codes(codes, layers, preview)
@@ -268,7 +267,7 @@ class Runner:
         )
         threshold = getattr(args, "failure_threshold", None) or cfg.failure_threshold or DEFAULT_THRESHOLD
         pfi = [(Excludes([pattern], cfg.root), codes_) for pattern, codes_ in cfg.per_file_ignores.items()]
-        return Setup(cfg, rules, selected, on, metas, settings, threshold, pfi)
+        return Setup(cfg, rules, selected, on, known, settings, threshold, pfi)
 
     def excluded(self, path: str, is_dir: bool) -> bool:
         if self.cli_excludes.match(path, is_dir):
@@ -288,10 +287,10 @@ def finalise(result: FileResult, text: str, setup: Setup, shown: str) -> list[Di
     """The pipeline's findings after per-file ignores, inline suppressions and severity overrides."""
     ignored = [c for spec, codes in setup.pfi if spec.match(shown) for c in codes]
     raw = [d for d in result.diagnostics if not _named(d, ignored)]
-    enabled = [c for c in setup.codes_on if not any(_named_code(c, setup.metas[c].name, t) for t in ignored)]
+    enabled = [c for c in setup.codes_on if not any(_named_code(c, setup.known[c].name, t) for t in ignored)]
     undecided = {u.rule.code for u in result.evaluation.undecided}
     kept, own = apply_suppressions(
-        raw, directives(result, text, shown), setup.metas, enabled=enabled, undecided=undecided
+        raw, directives(result, text, shown), setup.known, enabled=enabled, undecided=undecided
     )
     own = [d for d in own if d.code in setup.codes_on and not _named(d, ignored)]
     out = []
@@ -384,7 +383,8 @@ def lint_main(argv: list[str]) -> int:
     report_stream = sys.stderr if stdin_fix else sys.stdout
     all_diags: list[Diagnostic] = []
     sources: dict[str, SourceFile] = {}
-    metas: dict[str, RuleMeta] = dict(SUPPRESSION_RULES)
+    # The suppression rules are described to the outputs even when no file could be linted.
+    known: dict[str, RuleInfo] = dict(suppression_rules())
     errors = {"input": 0, "internal": 0}
     failing = False
     fixed = 0
@@ -402,7 +402,7 @@ def lint_main(argv: list[str]) -> int:
                 sys.stdout.write(sys.stdin.read())
             continue
         setup = runner.setup(cfg)
-        metas.update(setup.metas)
+        known.update(setup.known)
         try:
             data = sys.stdin.buffer.read() if job.real is None else _read(job.real)
             text = decode(shown, data)
@@ -435,7 +435,7 @@ def lint_main(argv: list[str]) -> int:
         if fixed:
             _note(f"would fix {fixed} finding(s)")
     else:
-        _emit(targets, all_diags, sources, metas, args, report_stream)
+        _emit(targets, all_diags, sources, known, args, report_stream)
         if fixed:
             _note(f"fixed {fixed} finding(s)")
     if errors["internal"]:
@@ -491,7 +491,7 @@ def _width(is_tty: bool) -> int:
     return DEFAULT_WIDTH
 
 
-def _emit(targets, diags, sources, metas, args, stream: TextIO) -> None:
+def _emit(targets, diags, sources, known, args, stream: TextIO) -> None:
     step_summary = None
     if os.environ.get("GITHUB_STEP_SUMMARY"):
         from megalint.output.github import summary_writer
@@ -510,7 +510,7 @@ def _emit(targets, diags, sources, metas, args, stream: TextIO) -> None:
             step_summary=step_summary,
             tool_version=__version__,
         )
-        text = render(target.format, diags, sources, metas, opts)
+        text = render(target.format, diags, sources, known, opts)
         if text and not text.endswith("\n"):
             text += "\n"
         if to_file:
@@ -557,7 +557,6 @@ __all__ = [
     "internal_error_line",
     "lint_main",
     "parse_assume",
-    "rule_metas",
     "run_guarded",
     "version_text",
 ]

@@ -12,40 +12,16 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from megalint.config import UsageError
 from megalint.diagnostics import Severity
-from megalint.engine import RuleSet
-from megalint.output.meta import RuleMeta
-from megalint.suppress import SUPPRESSION_RULES
+from megalint.engine.rule import RuleInfo
 
 ALL = "ALL"
 EXACT = 100
 _PREFIX = re.compile(r"^[A-Za-z]{1,8}[0-9]*$")
-
-
-def rule_metas(rules: RuleSet) -> dict[str, RuleMeta]:
-    """Documentation of every rule, the suppression rules included, by code."""
-    metas = dict(SUPPRESSION_RULES)
-    for r in rules:
-        d = r.docs
-        summary = d.what.strip().split("\n")[0] if d.what else r.name
-        metas[r.code] = RuleMeta(
-            r.code,
-            r.name,
-            r.severity,
-            summary,
-            help_uri=r.url,
-            what=d.what or "",
-            why=d.why or "",
-            example=d.example or "",
-            use_instead=d.use_instead or "",
-            fix_safety=d.fix_safety or "",
-            tags=(r.category,),
-        )
-    return metas
 
 
 def specificity(selector: str, code: str, name: str) -> int:
@@ -82,20 +58,20 @@ class Layer:
 class Catalog:
     """Every rule megalint knows for a file: codes and names, for checking selectors."""
 
-    metas: dict[str, RuleMeta]
+    rules: Mapping[str, RuleInfo]  # by code
     names: dict[str, str] = field(init=False)
 
     def __post_init__(self) -> None:
-        self.names = {m.name: c for c, m in self.metas.items()}
+        self.names = {r.name: c for c, r in self.rules.items()}
 
     def known(self, selector: str) -> bool:
-        return any(matches(selector, c, m.name) for c, m in self.metas.items())
+        return any(matches(selector, c, r.name) for c, r in self.rules.items())
 
     def suggestion(self, selector: str) -> str | None:
-        pool = list(self.metas) + list(self.names)
+        pool = list(self.rules) + list(self.names)
         near = difflib.get_close_matches(selector.strip(), pool, n=1, cutoff=0.6)
         if not near:
-            near = difflib.get_close_matches(selector.strip().upper(), list(self.metas), n=1, cutoff=0.6)
+            near = difflib.get_close_matches(selector.strip().upper(), list(self.rules), n=1, cutoff=0.6)
         return near[0] if near else None
 
     def unknown_message(self, selector: str, where: str) -> str:

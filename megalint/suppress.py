@@ -32,48 +32,24 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from megalint.diagnostics import Applicability, Diagnostic, Edit, Fix, Severity
-from megalint.output.meta import RuleMeta
+from megalint.diagnostics import Applicability, Diagnostic, Edit, Fix
+from megalint.engine.evaluate import emit
+from megalint.engine.loader import packaged_rules
+from megalint.engine.rule import Rule
 from megalint.source import SourceFile, Span
 
 UNUSED = "ML001"
 UNKNOWN = "ML002"
 INVALID = "ML003"
 
-SUPPRESSION_RULES: dict[str, RuleMeta] = {
-    UNUSED: RuleMeta(
-        UNUSED,
-        "unused-suppression",
-        Severity.WARNING,
-        "A suppression comment that suppresses nothing.",
-        what="Reports `# megalint: ignore[…]`, `disable[…]` and `file-ignore[…]` codes that matched no finding.",
-        why="A stale suppression hides the next real finding of that rule at the same place.",
-        example="TP=8  # megalint: ignore[ML012]",
-        use_instead="TP=8",
-        fix_safety="Safe: only the unused codes, or the whole comment when none is used, are removed.",
-        tags=("suppression",),
-    ),
-    UNKNOWN: RuleMeta(
-        UNKNOWN,
-        "unknown-rule-in-suppression",
-        Severity.WARNING,
-        "A suppression comment names a rule that does not exist.",
-        why="A misspelt code suppresses nothing and the finding it meant to silence still shows.",
-        example="# megalint: ignore[ML0012]",
-        use_instead="# megalint: ignore[ML012]",
-        tags=("suppression",),
-    ),
-    INVALID: RuleMeta(
-        INVALID,
-        "invalid-suppression",
-        Severity.WARNING,
-        "A `# megalint:` comment that is not a valid directive.",
-        why="A malformed directive is ignored, so whatever it meant to suppress still shows.",
-        example="# megalint: ignore ML012",
-        use_instead="# megalint: ignore[ML012]",
-        tags=("suppression",),
-    ),
-}
+SUPPRESSION_CODES = (UNUSED, UNKNOWN, INVALID)
+
+
+def suppression_rules() -> dict[str, Rule]:
+    """ML001–ML003 by code, as the packaged rule files define them (rules/suppression/)."""
+    rules = packaged_rules()
+    return {code: rule for code in SUPPRESSION_CODES if (rule := rules.get(code)) is not None}
+
 
 KINDS = ("ignore", "disable", "enable", "file-ignore")
 
@@ -353,9 +329,9 @@ class _Catalogue:
                     self.codes.add(s.upper())
                 else:
                     self.names[s.lower()] = s
-        for code, meta in SUPPRESSION_RULES.items():
+        for code, rule in suppression_rules().items():
             self.codes.add(code)
-            self.names[meta.name] = code
+            self.names[rule.name] = code
 
     def referred(self, token: str) -> set[str]:
         """The known codes a token stands for."""
@@ -386,11 +362,8 @@ def _covers(ref: CodeRef, directive: Directive, d: Diagnostic) -> bool:
     return ref.first_line <= d.span.start_line <= ref.last_line
 
 
-def _finding(code: str, message: str, span: Span, fix: Fix | None = None) -> Diagnostic:
-    meta = SUPPRESSION_RULES[code]
-    return Diagnostic(
-        code=code, name=meta.name, severity=meta.severity, message=message, span=span, fix=fix, url=meta.help_uri
-    )
+def _finding(code: str, span: Span, finding: dict[str, object], fix: Fix | None = None) -> Diagnostic:
+    return emit(suppression_rules()[code], span, finding, fix)
 
 
 def apply_suppressions(
@@ -403,7 +376,7 @@ def apply_suppressions(
 ) -> tuple[list[Diagnostic], list[Diagnostic]]:
     """(kept, suppression_findings).
 
-    `known_codes`: every rule code (a mapping code -> name or RuleMeta also makes names
+    `known_codes`: every rule code (a mapping code -> name or rule also makes names
     known). `enabled`: the codes that ran on these files (None: all known). `undecided`:
     codes whose rules ran but could not decide for lack of inputs. A suppression naming
     only rules outside `enabled`, or any rule in `undecided`, is not reported as unused.
@@ -434,21 +407,23 @@ def apply_suppressions(
     findings: list[Diagnostic] = []
     for dv in directives:
         if dv.kind == "invalid":
-            findings.append(_finding(INVALID, dv.error or "invalid megalint directive", dv.span))
+            findings.append(_finding(INVALID, dv.span, {"problem": dv.error or "invalid megalint directive"}))
             continue
         if dv.kind == "enable":
             continue
         for ref in dv.codes:
             if not cat.referred(ref.text):
+                finding: dict[str, object] = {"code": ref.text}
                 hint = cat.suggestion(ref.text)
-                more = f"; did you mean `{hint}`?" if hint else ""
-                findings.append(_finding(UNKNOWN, f"`{ref.text}` is not a megalint rule{more}", ref.span))
+                if hint:
+                    finding["suggestion"] = hint
+                findings.append(_finding(UNKNOWN, ref.span, finding))
 
     def provably_unused(ref: CodeRef) -> bool:
         codes = cat.referred(ref.text)
         if not codes or codes & undecided_set or UNUSED in codes:
             return False
-        if enabled_set is not None and not (codes & (enabled_set | set(SUPPRESSION_RULES))):
+        if enabled_set is not None and not (codes & (enabled_set | set(SUPPRESSION_CODES))):
             return False
         return True
 
@@ -461,13 +436,11 @@ def apply_suppressions(
         unused = [j for j, ref in enumerate(dv.codes) if (i, j) not in used and provably_unused(ref)]
         if not unused:
             continue
-        names = ", ".join(f"`{dv.codes[j].text}`" for j in unused)
         first, last = dv.codes[unused[0]].span, dv.codes[unused[-1]].span
         span = Span(first.path, first.start_line, first.start_col, last.end_line, last.end_col, first.start, last.end)
         still = [ref.text for j, ref in enumerate(dv.codes) if j not in unused]
         fix = _unused_fix(dv, still, directives)
-        what = "suppression" if len(unused) == 1 else "suppressions"
-        findings.append(_finding(UNUSED, f"unused {what} of {names}: nothing here to suppress", span, fix))
+        findings.append(_finding(UNUSED, span, {"codes": [dv.codes[j].text for j in unused]}, fix))
     findings = [f for f in findings if f.code != UNUSED or not suppressed(f)]
     findings.sort(key=lambda d: d.sort_key())
     return kept, findings

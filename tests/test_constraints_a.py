@@ -53,7 +53,7 @@ def test_rule_codes_and_files():
         if r.code.startswith("ML5"):
             assert "rules/flags/" in origin, r.code
         else:
-            assert re.search(r"rules/megatron/[a-f]-", origin), r.code
+            assert origin.startswith(f"rules/{r.category}/{r.name}.yaml:"), r.code
 
 
 def test_constraint_rules_cite_sources_and_rows():
@@ -257,20 +257,31 @@ def test_every_reference_names_a_row():
     assert set(ct.UNCOVERED) <= rows
 
 
-def test_version_tests_in_rules_are_thresholds():
-    """Rules compare versions with `megatron.matches(...)`, which must hold from some release on
-    for every release (the rules also run as 0.13, 0.17 ... when a job names those)."""
+def test_version_tests_in_rules_are_version_functions_and_thresholds():
+    """Rules test the Megatron version with version_at_least / version_before / version_is, never by
+    comparing or matching `megatron` themselves; each test in a rule holds, or fails, from some
+    release on for every release (the rules also run as 0.13, 0.17 ... when a job names those)."""
     from megalint.engine.expressions import Env, compile_expr
     from megalint.megatron.versions import version_key
 
+    strings = re.compile(r"'(?:\\.|[^'\\])*'|\"(?:\\.|[^\"\\])*\"")
+    raw = re.compile(r"(?<![\w.])megatron\s*(==|!=|<=|>=|<|>|in\b|\.)|(==|!=|<=|>=|<|>|\bin)\s*megatron\b")
     releases = [f"0.{n}" for n in range(4, 20)] + ["HEAD"]
     found = set()
-    for r in MINE:
-        text = (r.when.source if hasattr(r.when, "source") else str(r.when)) + str(r.message.source)
-        found |= set(re.findall(r"\(megatron == 'HEAD' \|\| megatron\.matches\('[^']+'\)\)", text))
+    for r in RULES:
+        for expr, _ in r.exprs():
+            code = strings.sub("''", expr.source)
+            assert not raw.search(code), f"{r.code} tests the version by hand: {expr.source}"
+            found |= set(re.findall(r"version_(?:at_least|before|is)\('[^']+'\)", expr.source))
     assert found
-    for expr in found:
-        e = compile_expr(expr)
+    for call in found:
+        e = compile_expr(call)
         holds = [v for v in releases if e.run(Env({"megatron": v}, None))]
+        assert holds, call
+        if call.startswith("version_before"):
+            holds = [v for v in releases if v not in holds]
         first = min(holds, key=version_key)
-        assert holds == [v for v in releases if version_key(v) >= version_key(first)], expr
+        if call.startswith("version_is"):
+            assert holds == [first], call
+        else:
+            assert holds == [v for v in releases if version_key(v) >= version_key(first)], call

@@ -11,23 +11,31 @@ import pytest
 from megalint.engine import check_example, example_id, iter_examples, load_rules
 from megalint.fix import apply_edits, bash_parses
 from megalint.pipeline import Settings, lint_text
+from megalint.suppress import apply_suppressions, parse_directives
 
 RULES = load_rules([])
 EXAMPLES = list(iter_examples(RULES))
 
 
 def _lint(script, rule, ex):
+    """(the pipeline's result, its settings, the findings the rule's example is held to)."""
     settings = Settings(
         rules=RULES, megatron_version=ex.megatron, gpu=ex.gpu, assume={k: str(v) for k, v in ex.assume.items()}
     )
-    return lint_text("example.sh", script, settings), settings
+    result = lint_text("example.sh", script, settings)
+    findings = result.diagnostics
+    if rule.emitted_by == "megalint":  # reported while the suppression comments are applied
+        undecided = {u.rule.code for u in result.evaluation.undecided}
+        directives = parse_directives(script, "example.sh")
+        _, findings = apply_suppressions(result.diagnostics, directives, RULES.by_code(), undecided=undecided)
+    return result, settings, findings
 
 
 @pytest.mark.parametrize("rule,ex", EXAMPLES, ids=[example_id(r, e) for r, e in EXAMPLES])
 def test_example(rule, ex):
-    result, _ = _lint(ex.script, rule, ex)
+    result, _, findings = _lint(ex.script, rule, ex)
     assert not result.evaluation.failures, result.evaluation.failures
-    assert check_example(ex, rule, result.diagnostics) == []
+    assert check_example(ex, rule, findings) == []
 
 
 FIXABLE = [(r, e) for r, e in EXAMPLES if e.bad and r.fix is not None]
@@ -35,8 +43,8 @@ FIXABLE = [(r, e) for r, e in EXAMPLES if e.bad and r.fix is not None]
 
 @pytest.mark.parametrize("rule,ex", FIXABLE, ids=[example_id(r, e) for r, e in FIXABLE])
 def test_fix_repairs_the_example(rule, ex):
-    result, settings = _lint(ex.script, rule, ex)
-    mine = [d for d in result.diagnostics if d.code == rule.code and d.fix is not None]
+    _, _, findings = _lint(ex.script, rule, ex)
+    mine = [d for d in findings if d.code == rule.code and d.fix is not None]
     if not mine:
         assert ex.fixed is None, "the example gives its fixed text but no fix was offered"
         pytest.skip("no fix can be made safely in this example")
@@ -55,8 +63,8 @@ def test_fix_repairs_the_example(rule, ex):
         assert new == "".join(rebuilt)
         text = new
     assert bash_parses(text)
-    again = lint_text("example.sh", text, settings)
-    assert not [d for d in again.diagnostics if d.code == rule.code and d.span.start_line == mine[0].span.start_line]
+    _, _, again = _lint(text, rule, ex)
+    assert not [d for d in again if d.code == rule.code and d.span.start_line == mine[0].span.start_line]
     if ex.fixed is not None:
         assert text == ex.fixed
 
@@ -68,8 +76,8 @@ def test_every_fixable_rule_fixes_at_least_one_example():
         fixed = 0
         for ex in rule.examples:
             if ex.bad:
-                result, _ = _lint(ex.script, rule, ex)
-                fixed += any(d.code == rule.code and d.fix is not None for d in result.diagnostics)
+                _, _, findings = _lint(ex.script, rule, ex)
+                fixed += any(d.code == rule.code and d.fix is not None for d in findings)
         assert fixed, f"{rule.code} never offers its fix on its own examples"
 
 

@@ -44,7 +44,7 @@ GROUPS = {
     "Q": "Environment variables",
     "R": "argparse-level pitfalls",
 }
-# Groups whose rules live in rules/flags and rules/megatron/[a-f]-*.yaml; the rows of the other
+# Groups whose rules were written first (rules/flags and the A–F constraints); the rows of the other
 # groups without a rule are explained with those rules (docs/constraints-uncoverable-g-q.md).
 OWN_GROUPS = set("ABCDEFPR")
 

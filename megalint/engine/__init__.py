@@ -15,11 +15,12 @@ from megalint.engine.loader import (
     RuleFileError,
     load_rule_texts,
     load_rules,
+    packaged_rules,
     packaged_rules_dir,
     rule_schema,
 )
 from megalint.engine.locate import Locator
-from megalint.engine.rule import RULE_URL, Example, Expected, Rule, RuleSet, rule_url
+from megalint.engine.rule import RULE_URL, Example, Expected, Rule, RuleInfo, RuleSet, rule_url
 
 __all__ = [
     "Evaluation",
@@ -29,6 +30,7 @@ __all__ = [
     "Missing",
     "RULE_URL",
     "Rule",
+    "RuleInfo",
     "RuleError",
     "RuleFailure",
     "RuleFileError",
@@ -42,6 +44,7 @@ __all__ = [
     "iter_examples",
     "load_rule_texts",
     "load_rules",
+    "packaged_rules",
     "packaged_rules_dir",
     "rule_schema",
     "rule_url",

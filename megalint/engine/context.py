@@ -47,6 +47,9 @@ ROOTS: dict[str, frozenset[str] | None] = {
     "unknown": None,  # dotted path -> reason
 }
 
+# Roots keyed by Megatron dests: a rule may read only dests some shipped catalogue defines.
+DEST_ROOTS = frozenset({"args", "given"})
+
 # Roots whose value is a mapping; when absent from a context they read as an empty mapping, so
 # that `has(gpu.name)` is false rather than an error. Other roots stay undefined when absent.
 MAPPING_ROOTS = frozenset({"args", "given", "derived", "env", "launch", "gpu", "memory", "unknown"})

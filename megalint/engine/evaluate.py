@@ -8,16 +8,16 @@ is a rule failure, reported separately and never raised.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from megalint.diagnostics import Diagnostic, Edit, Fix, Label
 from megalint.engine.context import has_path, unknown_reason
-from megalint.engine.expressions import Env, EvalFailure, NeedInputs, Needs
+from megalint.engine.expressions import Env, EvalFailure, Expr, NeedInputs, Needs
 from megalint.engine.forms import Call
 from megalint.engine.locate import Locator
-from megalint.engine.rule import Rule, RuleSet
+from megalint.engine.rule import FINDING, Rule, RuleSet
 from megalint.engine.templates import Template
 from megalint.source import Span
 
@@ -43,7 +43,7 @@ class Undecided:
     missing: tuple[Missing, ...]
     condition: str | None = None
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "code": self.rule.code,
             "name": self.rule.name,
@@ -85,8 +85,10 @@ def _missing(ctx: Mapping[str, Any], paths: Iterable[str]) -> tuple[Missing, ...
 
 
 class _Run:
-    def __init__(self, rule: Rule, env: Env, target: Target, out: Evaluation):
-        self.rule, self.env, self.target, self.out = rule, env, target, out
+    """One rule decided on one target; `when` is the rule's condition."""
+
+    def __init__(self, rule: Rule, when: Expr, env: Env, target: Target, out: Evaluation):
+        self.rule, self.when, self.env, self.target, self.out = rule, when, env, target, out
         self.locator = target.locator
 
     def outcome(self, what: str) -> None:
@@ -145,7 +147,7 @@ class _Run:
 
     def decide(self, item: Any) -> None:
         try:
-            verdict = self.rule.when.run(self.env)
+            verdict = self.when.run(self.env)
         except NeedInputs as e:
             self.undecided(e.paths)
             return
@@ -241,8 +243,24 @@ def evaluate_one(
         needs = rules.needs if isinstance(rules, RuleSet) else None
     env = Env(target.context, needs)
     for rule in rules:
-        _Run(rule, env, target, out).run()
+        if rule.when is not None:  # a rule megalint emits itself has nothing to decide
+            _Run(rule, rule.when, env, target, out).run()
     return out
+
+
+def emit(rule: Rule, span: Span, finding: Mapping[str, Any], fix: Fix | None = None) -> Diagnostic:
+    """A finding of a rule megalint reports itself: its message is the rule's template over `finding`."""
+    env = Env({})
+    env.bind(FINDING, dict(finding))
+    return Diagnostic(
+        code=rule.code,
+        name=rule.name,
+        severity=rule.severity,
+        message=rule.message.render(env),
+        span=span,
+        fix=fix,
+        url=rule.url,
+    )
 
 
 def evaluate(rules: RuleSet | Iterable[Rule], targets: Iterable[Target]) -> Evaluation:
@@ -261,12 +279,19 @@ def evaluate(rules: RuleSet | Iterable[Rule], targets: Iterable[Target]) -> Eval
     )
 
 
-def _diag_key(d: Diagnostic):
+class _Conditional(Protocol):
+    condition: str | None
+
+
+_C = TypeVar("_C", bound=_Conditional)
+
+
+def _diag_key(d: Diagnostic) -> Hashable:
     return (d.code, d.span, d.message, d.labels, d.help, d.fix)
 
 
-def _merge(items: list, key) -> list:
-    merged: dict = {}
+def _merge(items: list[_C], key: Callable[[_C], Hashable]) -> list[_C]:
+    merged: dict[Hashable, tuple[_C, list[str | None]]] = {}
     for it in items:
         k = key(it)
         if k not in merged:

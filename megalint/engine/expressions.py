@@ -11,14 +11,16 @@ per value, so handing over all ~900 Megatron arguments per launch would dominate
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
+from difflib import get_close_matches
 from typing import Any
 
 import cel
 import cel.stdlib
 
-from megalint.engine.context import MAPPING_ROOTS, MISSING, ROOTS, lookup
+from megalint.engine.context import DEST_ROOTS, MAPPING_ROOTS, MISSING, ROOTS, lookup
+from megalint.engine.versions import VERSION_ROOT, VERSION_TESTS, VersionError, parse_version
 
 _STDLIB_EXTENSIONS = ["core", "strings", "math", "sets", "lists"]
 
@@ -58,7 +60,11 @@ _BUILTINS = frozenset(
         "getMilliseconds",
     }
 )
-FUNCTIONS = _BUILTINS | frozenset(name for ext in _STDLIB_EXTENSIONS for name in cel.stdlib.EXTENSIONS[ext])
+FUNCTIONS = (
+    _BUILTINS
+    | frozenset(name for ext in _STDLIB_EXTENSIONS for name in cel.stdlib.EXTENSIONS[ext])
+    | frozenset(VERSION_TESTS)
+)
 _NAMESPACES = frozenset(name.split(".")[0] for name in FUNCTIONS if "." in name)
 _MACROS = frozenset({"all", "exists", "exists_one", "map", "filter"})
 _KEYWORDS = frozenset({"true", "false", "null", "in"})
@@ -110,15 +116,16 @@ def _tokens(source: str) -> list[tuple[str, str, int]]:
     out = []
     for m in _TOKEN.finditer(source):
         kind = m.lastgroup
-        if kind == "ws":
+        if kind is None or kind == "ws":
             continue
         out.append((kind, m.group(), m.start()))
     return out
 
 
-def scan(source: str) -> Scan:
+def scan(source: str, toks: list[tuple[str, str, int]] | None = None) -> Scan:
     """The context paths, functions and comprehension variables an expression uses."""
-    toks = _tokens(source)
+    if toks is None:
+        toks = _tokens(source)
     refs: list[Ref] = []
     funcs: list[tuple[str, int]] = []
     bound: set[str] = set()
@@ -141,6 +148,8 @@ def scan(source: str) -> Scan:
             continue
         if tok(i + 1)[1] == "(":
             funcs.append((text, off))
+            if text in VERSION_TESTS:  # reads the job's version
+                refs.append(Ref(VERSION_ROOT, off, False))
             i += 1
             continue
         chain = [text]
@@ -185,7 +194,7 @@ class Expr:
     def refs(self) -> tuple[Ref, ...]:
         return self.scan.refs
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Callable[[str, Scan], Expr], tuple[str, Scan]]:
         # Compiled CEL programs do not pickle; a rule set sent to worker processes recompiles.
         return (_restore, (self.source, self.scan))
 
@@ -221,7 +230,58 @@ class Expr:
 
 
 def _restore(source: str, sc: Scan) -> Expr:
-    return Expr(source, cel.compile(source), sc)
+    return Expr(source, cel.compile(_pass_job_version(source, _tokens(source))[0]), sc)
+
+
+_JOB_VERSION_ARG = f"{VERSION_ROOT}, "
+
+
+def _pass_job_version(source: str, toks: list[tuple[str, str, int]]) -> tuple[str, list[int]]:
+    """The source with the job's version passed to each version test, and where it was inserted."""
+    at = [
+        toks[i + 1][2] + 1
+        for i, (kind, text, _) in enumerate(toks)
+        if kind == "ident"
+        and text in VERSION_TESTS
+        and i + 1 < len(toks)
+        and toks[i + 1][1] == "("
+        and (i == 0 or toks[i - 1][1] != ".")
+    ]
+    out, last = [], 0
+    for pos in at:
+        out += [source[last:pos], _JOB_VERSION_ARG]
+        last = pos
+    out.append(source[last:])
+    return "".join(out), at
+
+
+def _source_offset(offset: int, inserted_at: list[int]) -> int:
+    """Where an offset of the source with the job's version passed lies in the rule's source."""
+    shift = 0
+    for pos in inserted_at:
+        if offset < pos + shift:
+            break
+        shift += len(_JOB_VERSION_ARG)
+        if offset < pos + shift:
+            return pos
+    return offset - shift
+
+
+def _check_version_tests(toks: list[tuple[str, str, int]]) -> None:
+    """Each version test takes one version in quotes that megalint can read."""
+    for i, (kind, text, off) in enumerate(toks):
+        if kind != "ident" or text not in VERSION_TESTS or (i > 0 and toks[i - 1][1] == "."):
+            continue
+        args = toks[i + 1 : i + 4]
+        if len(args) < 3 or args[0][1] != "(" or args[1][0] != "str" or args[2][1] != ")":
+            raise ExprError(f"{text} takes one version in quotes, like {text}('0.16')", off)
+        literal = args[1][1]
+        if literal[:1] not in "'\"" or literal[:3] in ("'''", '"""'):
+            raise ExprError(f"{text} takes one version in quotes, like {text}('0.16')", args[1][2])
+        try:
+            parse_version(literal[1:-1])
+        except VersionError as e:
+            raise ExprError(f"{text}: {e}", args[1][2]) from None
 
 
 def _first_line(text: str) -> str:
@@ -231,39 +291,55 @@ def _first_line(text: str) -> str:
 _CEL_ERROR = re.compile(r"ERROR: <input>:(\d+):(\d+): (.*)")
 
 
-def compile_expr(source: str, names: Iterable[str] = ()) -> Expr:
+def compile_expr(source: str, names: Iterable[str] = (), dests: Collection[str] | None = None) -> Expr:
     """Compile a CEL expression and check the names it uses.
 
     `names` are variables bound around the expression (a `for_each` variable); every other
-    root must be a context root.
+    root must be a context root. With `dests`, every `args.NAME` and `given.NAME` must be one.
     """
     if not source.strip():
         raise ExprError("empty expression")
+    toks = _tokens(source)
+    compiled: str = source
+    inserted_at: list[int] = []
+    if "version_" in source:  # most expressions test no version: their tokens need no second look
+        _check_version_tests(toks)
+        compiled, inserted_at = _pass_job_version(source, toks)
     try:
-        program = cel.compile(source)
+        program = cel.compile(compiled)
     except Exception as e:  # the binding raises ValueError with the parser's report
         text = str(e)
         m = _CEL_ERROR.search(text)
         if m:
             line, col, msg = int(m.group(1)), int(m.group(2)), m.group(3).strip()
-            lines = source.split("\n")
-            offset = sum(len(ln) + 1 for ln in lines[: line - 1]) + col - 1
+            lines = compiled.split("\n")
+            offset = _source_offset(sum(len(ln) + 1 for ln in lines[: line - 1]) + col - 1, inserted_at)
             raise ExprError(f"invalid CEL: {msg}", min(offset, len(source))) from None
         raise ExprError(f"invalid CEL: {_first_line(text)}") from None
-    sc = scan(source)
+    sc = scan(source, toks)
     allowed = set(ROOTS) | set(names) | sc.bound
     for ref in sc.refs:
-        if ref.root not in allowed:
-            raise ExprError(f"unknown name '{ref.root}' (a rule reads {_roots_list()})", ref.offset)
-        fields = ROOTS.get(ref.root)
         parts = ref.path.split(".")
-        if fields is not None and len(parts) > 1 and ref.root not in names and parts[1] not in fields:
-            known = ", ".join(sorted(fields))
-            raise ExprError(f"unknown field '{parts[0]}.{parts[1]}' (known: {known})", ref.offset)
+        root = parts[0]
+        if root not in allowed:
+            raise ExprError(f"unknown name '{root}' (a rule reads {_roots_list()})", ref.offset)
+        if len(parts) > 1 and root not in names:
+            fields = ROOTS.get(root)
+            if fields is not None and parts[1] not in fields:
+                known = ", ".join(sorted(fields))
+                raise ExprError(f"unknown field '{root}.{parts[1]}' (known: {known})", ref.offset)
+            if dests is not None and root in DEST_ROOTS and parts[1] not in dests:
+                raise ExprError(unknown_dest(parts[1], dests), ref.offset + len(root) + 1)
     for name, off in sc.functions:
         if name not in FUNCTIONS:
             raise ExprError(f"unknown function '{name}'", off)
     return Expr(source, program, sc)
+
+
+def unknown_dest(name: str, dests: Collection[str]) -> str:
+    close = get_close_matches(name, list(dests), n=1)
+    hint = f"; did you mean '{close[0]}'?" if close else ""
+    return f"unknown Megatron argument '{name}': no shipped catalogue defines it{hint}"
 
 
 def _roots_list() -> str:
@@ -323,6 +399,8 @@ class Env:
         except Exception as e:  # the binding raises TypeError/ValueError on a foreign value
             raise TypeError(f"the rule context holds a value CEL cannot represent: {e}") from None
         cel.stdlib.add_stdlib_to_context(self.cel, _STDLIB_EXTENSIONS)
+        for name, test in VERSION_TESTS.items():
+            self.cel.add_function(name, test)
         self.scope: dict[str, Any] = dict(ctx)
         for root in MAPPING_ROOTS:
             self.scope.setdefault(root, {})

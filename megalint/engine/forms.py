@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from megalint.engine.expressions import ExprError
+from megalint.engine.expressions import ExprError, unknown_dest
 from megalint.engine.templates import parse_template
 
 DEST = "dest"  # a Megatron argument's dest, as in `args.<dest>`
@@ -104,8 +104,15 @@ def _parse_args(text: str, i: int) -> tuple[list[tuple[str, bool, int]], int]:
         raise ExprError("missing ')'" if i >= len(text) else f"unexpected '{text[i]}'", i)
 
 
-def parse_call(text: str, vocabulary: dict[str, tuple[str, ...]], what: str, names: Iterable[str] = ()) -> Call:
-    """Parse one form; `ExprError.offset` is relative to `text`."""
+def parse_call(
+    text: str,
+    vocabulary: dict[str, tuple[str, ...]],
+    what: str,
+    names: Iterable[str] = (),
+    dests: Collection[str] | None = None,
+) -> Call:
+    """Parse one form; `ExprError.offset` is relative to `text`. With `dests`, a DEST argument
+    and the templates' `args.NAME` must be one of them."""
     m = _NAME.match(text)
     if not m:
         raise ExprError(f"cannot read {what} '{text}'", 0)
@@ -135,7 +142,7 @@ def parse_call(text: str, vocabulary: dict[str, tuple[str, ...]], what: str, nam
         if kind == TEXT:
             try:
                 args.append(
-                    parse_template(value, names)
+                    parse_template(value, names, dests)
                     if quoted
                     else parse_template(value.replace("{", "{{").replace("}", "}}"))
                 )
@@ -147,5 +154,7 @@ def parse_call(text: str, vocabulary: dict[str, tuple[str, ...]], what: str, nam
             if kind == DEST and value.startswith("--"):
                 hint = f"; write {value[2:].replace('-', '_')}"
             raise ExprError(f"{name} expects {_WHAT[kind]}, not '{value}'{hint}", off)
+        if kind == DEST and dests is not None and value not in dests:
+            raise ExprError(unknown_dest(value, dests), off)
         args.append(value)
     return Call(name, tuple(args), text.strip())

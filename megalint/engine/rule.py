@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from megalint.diagnostics import Applicability, Severity
@@ -13,6 +14,12 @@ from megalint.engine.templates import Template
 from megalint.engine.versions import VersionRange
 
 RULE_URL = "https://megalint.dev/rules/{name}"
+# Where a rule is decided: once per launch (and path), or once per file over the shell findings.
+LAUNCH, SCRIPT = "launch", "script"
+# `forks: all`: the rule holds for every Megatron fork (it checks the launch, not Megatron's code).
+ALL_FORKS = "all"
+# The values megalint reports a rule it emits itself with, as its message template reads them.
+FINDING = "finding"
 
 
 def rule_url(name: str) -> str:
@@ -77,38 +84,112 @@ class FixSpec:
 
 @dataclass(frozen=True)
 class Docs:
-    what: str
-    why: str
+    """A rule's documentation: `megalint rule`, the SARIF help, the generated pages.
+
+    `summary` is the one line of rule lists when it is not the first line of `what`; a `what`
+    that is the summary itself is not repeated under it.
+    """
+
+    what: str = ""
+    why: str = ""
+    summary: str | None = None
     example: str | None = None
     use_instead: str | None = None
     fix_safety: str | None = None
     sources: tuple[str, ...] = ()
     references: tuple[str, ...] = ()
 
+    @property
+    def description(self) -> str:
+        """What the rule does, past its summary line: empty when `what` only repeats the summary."""
+        return "" if self.what == self.summary else self.what
 
-@dataclass(eq=False)
-class Rule:
+    def sections(self) -> list[tuple[str, str, bool]]:
+        """(heading, body, is_code) for each documentation field that is filled in."""
+        out = []
+        for heading, body, code in (
+            ("What it does", self.description, False),
+            ("Why is this bad?", self.why, False),
+            ("Example", self.example, True),
+            ("Use instead", self.use_instead, True),
+            ("Fix safety", self.fix_safety, False),
+        ):
+            if body and body.strip():
+                out.append((heading, body.strip("\n"), code))
+        return out
+
+
+@dataclass(frozen=True, eq=False)
+class RuleInfo:
+    """Who a rule is and its documentation: all that selection, suppression and the outputs read.
+
+    `Rule` extends it with what the engine runs; a renderer can be handed a plain `RuleInfo`.
+    """
+
     code: str
     name: str
     severity: Severity
+    url: str | None = None
+    docs: Docs = Docs()
+    tags: tuple[str, ...] = ()
+
+    @property
+    def summary(self) -> str:
+        """One line for rule lists: the docs' summary, else the first line of `what`, else the name."""
+        if self.docs.summary:
+            return self.docs.summary
+        return self.docs.what.strip().split("\n")[0] if self.docs.what else self.name
+
+    def help_text(self) -> str:
+        """The documentation as plain text, code indented (SARIF `help.text`)."""
+        parts = [self.summary]
+        for heading, body, code in self.docs.sections():
+            if code:
+                body = "\n".join("    " + line for line in body.splitlines())
+            parts.append(f"{heading}\n{body}")
+        if self.url:
+            parts.append(f"Documentation: {self.url}")
+        return "\n\n".join(parts)
+
+    def help_markdown(self) -> str:
+        """The documentation as Markdown, code fenced (SARIF `help.markdown`)."""
+        parts = [self.summary]
+        for heading, body, code in self.docs.sections():
+            if code:
+                fence = "```"
+                while fence in body:
+                    fence += "`"
+                body = f"{fence}bash\n{body}\n{fence}"
+            parts.append(f"## {heading}\n\n{body}")
+        if self.url:
+            parts.append(f"[Documentation]({self.url})")
+        return "\n\n".join(parts)
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class Rule(RuleInfo):
+    """A loaded rule: its identity and documentation, and the compiled parts the engine runs."""
+
     category: str
     status: str
     megatron: VersionRange
     requires: tuple[str, ...]
-    when: Expr
+    when: Expr | None  # None: megalint emits the rule itself
     for_each: ForEach | None
     message: Template
     at: tuple[Call, ...]
     labels: tuple[LabelSpec, ...]
     help: Template | None
     fix: FixSpec | None
-    docs: Docs
     examples: tuple[Example, ...]
     origin: str  # file:line:col where the rule starts
+    emitted_by: str | None = None  # "megalint": reported by megalint itself, not decided on a context
+    scope: str = LAUNCH  # LAUNCH or SCRIPT
+    forks: tuple[str, ...] = ()  # the Megatron forks it also holds for, or (ALL_FORKS,)
 
-    @property
-    def url(self) -> str:
-        return rule_url(self.name)
+    def holds_on(self, fork: str | None) -> bool:
+        """Whether the rule holds for a launch of this Megatron fork (None: Megatron-LM itself)."""
+        return fork is None or ALL_FORKS in self.forks or fork in self.forks
 
     def applies_to(self, version: str | None) -> bool | None:
         """Whether the rule applies to a Megatron version; None when the version is unknown."""
@@ -120,10 +201,11 @@ class Rule:
 
     def exprs(self) -> Iterator[tuple[Expr, tuple[str, ...]]]:
         """Every expression of the rule, with the names bound around it."""
-        bound = (self.for_each.var,) if self.for_each else ()
+        bound = (self.for_each.var,) if self.for_each else (FINDING,) if self.when is None else ()
         if self.for_each:
             yield self.for_each.source, ()
-        yield self.when, bound
+        if self.when is not None:
+            yield self.when, bound
         templates = [self.message, self.help, *(lab.text for lab in self.labels)]
         if self.fix:
             templates.append(self.fix.message)
@@ -134,8 +216,33 @@ class Rule:
                 for e in t.exprs:
                     yield e, bound
 
-    def to_json(self) -> dict:
-        """Metadata for `megalint rule`, SARIF rule descriptors and generated docs."""
+    def to_json(self) -> dict[str, Any]:
+        """What `megalint rule --json` and `megalint rules --json` print for the rule."""
+        fix = None
+        if self.fix is not None:
+            fix = {"message": self.fix.message.source, "applicability": self.fix.applicability.value}
+        docs = {
+            "what": self.docs.what,
+            "why": self.docs.why,
+            "example": self.docs.example,
+            "use_instead": self.docs.use_instead,
+            "fix_safety": self.docs.fix_safety,
+            "sources": list(self.docs.sources),
+            "references": list(self.docs.references),
+        }
+        if self.when is None:
+            # A rule megalint emits itself has no condition, version range or place to show.
+            return {
+                "code": self.code,
+                "name": self.name,
+                "severity": self.severity.value,
+                "category": self.category,
+                "status": self.status,
+                "summary": self.summary,
+                "fix": fix,
+                "docs": docs,
+                "url": self.url,
+            }
         return {
             "code": self.code,
             "name": self.name,
@@ -146,23 +253,11 @@ class Rule:
             "requires": list(self.requires),
             "when": self.when.source,
             "message": self.message.source,
-            "fix": None
-            if self.fix is None
-            else {
-                "message": self.fix.message.source,
-                "applicability": self.fix.applicability.value,
-            },
-            "docs": {
-                "what": self.docs.what,
-                "why": self.docs.why,
-                "example": self.docs.example,
-                "use_instead": self.docs.use_instead,
-                "fix_safety": self.docs.fix_safety,
-                "sources": list(self.docs.sources),
-                "references": list(self.docs.references),
-            },
+            "fix": fix,
+            "docs": docs,
             "url": self.url,
             "origin": self.origin,
+            "summary": self.summary,
         }
 
     def __repr__(self) -> str:
@@ -178,12 +273,17 @@ class RuleSet:
         for r in self.rules:
             self._by_key[r.code] = r
             self._by_key[r.name] = r
-        self.needs = Needs()
+
+    @cached_property
+    def needs(self) -> Needs:
+        """The parts of a context the rules read; worked out when the rules are first decided."""
+        needs = Needs()
         for r in self.rules:
             for expr, bound in r.exprs():
-                self.needs.add(expr, bound)
+                needs.add(expr, bound)
             for path in r.requires:
-                self.needs.add_path(path)
+                needs.add_path(path)
+        return needs
 
     def __iter__(self) -> Iterator[Rule]:
         return iter(self.rules)
@@ -198,6 +298,14 @@ class RuleSet:
         """A rule by code (ML101) or name (tp-divides-heads)."""
         return self._by_key.get(key)
 
-    def subset(self, keys) -> RuleSet:
+    def select(self, *, scope: str | None = None, fork: str | None = None) -> RuleSet:
+        """The rules decided in `scope` (LAUNCH or SCRIPT; None: both) that hold on `fork`."""
+        return RuleSet([r for r in self.rules if (scope is None or r.scope == scope) and r.holds_on(fork)])
+
+    def by_code(self) -> dict[str, Rule]:
+        """Every rule by its code, in load order."""
+        return {r.code: r for r in self.rules}
+
+    def subset(self, keys: Iterable[str]) -> RuleSet:
         wanted = set(keys)
         return RuleSet([r for r in self.rules if r.code in wanted or r.name in wanted])

@@ -13,7 +13,7 @@ import json
 import math
 import re
 import shlex
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -93,7 +93,7 @@ class Placeholder:
                 out = FILTERS[name][0](out, arg)
             except (TypeError, ValueError) as e:
                 raise EvalFailure(f"filter {name} cannot format {format_value(out)!r}: {e}") from None
-        return out
+        return format_value(out)
 
 
 @dataclass(frozen=True)
@@ -181,8 +181,9 @@ def _parse_filter(text: str, offset: int) -> tuple[str, Any]:
     raise ExprError(f"filter '{name}' takes a quoted string, not '{arg}'", offset)
 
 
-def parse_template(text: str, names: Iterable[str] = ()) -> Template:
-    """Compile a template; an `ExprError`'s offset is relative to `text`."""
+def parse_template(text: str, names: Iterable[str] = (), dests: Collection[str] | None = None) -> Template:
+    """Compile a template (see `compile_expr` for `names` and `dests`); an `ExprError`'s offset is
+    relative to `text`."""
     names = tuple(names)
     parts: list[str | Placeholder] = []
     buf: list[str] = []
@@ -232,7 +233,7 @@ def parse_template(text: str, names: Iterable[str] = ()) -> Template:
             raise ExprError("empty placeholder '{}'", i)
         lead = len(expr_text) - len(expr_text.lstrip())
         try:
-            expr = compile_expr(expr_text.strip(), names)
+            expr = compile_expr(expr_text.strip(), names, dests)
         except ExprError as e:
             raise ExprError(e.message, start + lead + e.offset) from None
         filters = tuple(_parse_filter(f, start + off) for f, off in pieces[1:])

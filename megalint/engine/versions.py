@@ -1,77 +1,57 @@
-"""Megatron version ranges: `>=0.13`, `<0.16`, `>=0.12,<0.16`, `==0.15`, `!=0.15.0`, `*`.
+"""The Megatron versions rules name: a rule's range (`megatron: ">=0.13"`) and an example's version.
 
-Versions are release numbers (`0.15`, `0.15.1`, also spelt `core_v0.15.0`, `core_r0.15.0` or
-`v0.15.0`) or the development head (`HEAD`, `main`, `dev`), which is newer than every release.
-Missing trailing components are zero: `0.15` == `0.15.0`.
+The grammar is megalint/megatron/versions.py's; a rule names a release or `HEAD` (`main`, `dev`),
+without the other spellings users may type (`latest`, `megatron-core==0.19.2`).
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-from functools import lru_cache
+from megalint.megatron.versions import VersionError, VersionKey, VersionRange
+from megalint.megatron.versions import parse_version as _parse_version
 
-HEAD_NAMES = frozenset({"head", "main", "dev"})
-_HEAD = (float("inf"),)
-_NUMBER = re.compile(r"^(?:core_[vr]|v)?(\d+(?:\.\d+){0,3})(?:rc\d+|\.?dev\d*|a\d+|b\d+)?$")
-_COMPARATOR = re.compile(r"^\s*(>=|<=|==|!=|>|<)\s*(\S+)\s*$")
+__all__ = ["VERSION_ROOT", "VERSION_TESTS", "VersionError", "VersionRange", "parse_version"]
 
 
-class VersionError(ValueError):
-    pass
+def parse_version(text: str) -> VersionKey:
+    """A comparable key for a version as a rule names it."""
+    return _parse_version(text, aliases=False)
 
 
-@lru_cache(maxsize=256)
-def parse_version(text: str) -> tuple:
-    """A comparable key for a Megatron version string."""
-    t = str(text).strip()
-    if t.lower() in HEAD_NAMES:
-        return _HEAD
-    m = _NUMBER.match(t)
-    if not m:
-        raise VersionError(f"'{text}' is not a Megatron version (like 0.15, 0.15.1, core_v0.15.0 or HEAD)")
-    parts = [int(p) for p in m.group(1).split(".")]
-    while len(parts) < 4:
-        parts.append(0)
-    return tuple(parts)
+# Version tests in conditions and messages. A rule writes `version_at_least('0.16')`; the compiled
+# expression passes the job's version (the context's `megatron`) as the first argument. A version
+# the tests cannot read is older than every release (megalint always resolves the job's version
+# to a release or HEAD, so only a hand-made context has one).
+VERSION_ROOT = "megatron"
 
 
-@dataclass(frozen=True)
-class VersionRange:
-    text: str
-    clauses: tuple[tuple[str, tuple], ...]  # () means any version
+def _job(version: object) -> VersionKey | None:
+    if not isinstance(version, str):
+        return None
+    try:
+        return parse_version(version)
+    except VersionError:
+        return None
 
-    @classmethod
-    def parse(cls, text: str) -> VersionRange:
-        t = str(text).strip()
-        if t in ("*", ""):
-            return cls("*", ())
-        clauses = []
-        for part in t.split(","):
-            m = _COMPARATOR.match(part)
-            if not m:
-                raise VersionError(f"'{part.strip()}' is not a version comparison (like >=0.13, <0.16 or ==0.15)")
-            clauses.append((m.group(1), parse_version(m.group(2))))
-        return cls(t, tuple(clauses))
 
-    @property
-    def any(self) -> bool:
-        return not self.clauses
+def version_at_least(version: object, bound: str) -> bool:
+    """The job's Megatron version is `bound` or newer (HEAD is newer than every release)."""
+    key = _job(version)
+    return key is not None and key >= parse_version(bound)
 
-    def contains(self, version: str) -> bool:
-        key = parse_version(version)
-        for op, bound in self.clauses:
-            ok = {
-                ">=": key >= bound,
-                "<=": key <= bound,
-                ">": key > bound,
-                "<": key < bound,
-                "==": key == bound,
-                "!=": key != bound,
-            }[op]
-            if not ok:
-                return False
-        return True
 
-    def __str__(self) -> str:
-        return self.text
+def version_before(version: object, bound: str) -> bool:
+    """The job's Megatron version is older than `bound`."""
+    return not version_at_least(version, bound)
+
+
+def version_is(version: object, bound: str) -> bool:
+    """The job's Megatron version is `bound` (`0.12` is 0.12.0; the job's version is a minor release or HEAD)."""
+    key = _job(version)
+    return key is not None and key == parse_version(bound)
+
+
+VERSION_TESTS = {
+    "version_at_least": version_at_least,
+    "version_before": version_before,
+    "version_is": version_is,
+}

@@ -21,12 +21,12 @@ from ruamel.yaml.scalarstring import (
     SingleQuotedScalarString,
 )
 
+_CLOADER: type[Any] | None
 try:
     import yaml as _pyyaml
 
     _CLOADER = _pyyaml.CSafeLoader
 except (ImportError, AttributeError):  # no PyYAML, or PyYAML built without libyaml
-    _pyyaml = None
     _CLOADER = None
 
 _STYLES = {
@@ -51,7 +51,7 @@ def load(text: str, fast: bool = True) -> Any:
     """The document as ruamel round-trip data; raises ruamel's MarkedYAMLError on bad YAML."""
     if fast and _CLOADER is not None:
         try:
-            return _load_libyaml(text)
+            return _load_libyaml(_CLOADER, text)
         except _Fallback:
             pass
     return load_ruamel(text)
@@ -61,9 +61,9 @@ def fast_available() -> bool:
     return _CLOADER is not None
 
 
-def _load_libyaml(text: str) -> Any:
+def _load_libyaml(loader_class: type[Any], text: str) -> Any:
     try:
-        loader = _CLOADER(text)
+        loader = loader_class(text)
         try:
             node = loader.get_single_node()
         finally:
@@ -112,7 +112,7 @@ class _Converter:
                 seq._yaml_set_idx_line_col(i, [item.start_mark.line, item.start_mark.column])
             return seq
         if node.tag == "tag:yaml.org,2002:str":  # most scalars: no constructor needed
-            style = _STYLES.get(node.style or None)
+            style = _STYLES.get(node.style or "")
             return node.value if style is None else style(node.value)
         try:
             value = self.scalars.construct_object(node)
@@ -121,7 +121,7 @@ class _Converter:
         if isinstance(value, str):
             if node.tag != "tag:yaml.org,2002:str":
                 raise _Fallback  # a custom tag
-            style = _STYLES.get(node.style or None)
+            style = _STYLES.get(node.style or "")
             if style is not None:
                 return style(value)
             return value

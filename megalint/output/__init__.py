@@ -2,7 +2,7 @@
 
 Every renderer has the signature
     render(diagnostics, sources, rules, options) -> str
-with `sources` mapping a path to its SourceFile, `rules` a code to its RuleMeta and
+with `sources` mapping a path to its SourceFile, `rules` a code to its RuleInfo and
 `options` a RenderOptions. `FORMATS` names them; `parse_output_formats` reads the
 `--output-format NAME[:PATH]` values of the command line.
 """
@@ -13,12 +13,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from megalint.diagnostics import Diagnostic
+from megalint.engine.rule import RuleInfo
 from megalint.output import concise, full, github, gitlab, grouped, json_format, junit, sarif
 from megalint.output.common import RenderOptions
-from megalint.output.meta import RuleMeta
 from megalint.source import SourceFile
 
-Renderer = Callable[[Sequence[Diagnostic], Mapping[str, SourceFile], Mapping[str, RuleMeta], RenderOptions], str]
+Renderer = Callable[[Sequence[Diagnostic], Mapping[str, SourceFile], Mapping[str, RuleInfo], RenderOptions], str]
 
 FORMATS: dict[str, Renderer] = {
     "full": full.render,
@@ -84,7 +84,7 @@ def render(
     format: str,
     diagnostics: Sequence[Diagnostic],
     sources: Mapping[str, SourceFile],
-    rules: Mapping[str, RuleMeta],
+    rules: Mapping[str, RuleInfo],
     options: RenderOptions | None = None,
 ) -> str:
     if format not in FORMATS:
@@ -99,7 +99,6 @@ __all__ = [
     "OutputTarget",
     "OutputFormatError",
     "RenderOptions",
-    "RuleMeta",
     "parse_output_format",
     "parse_output_formats",
     "render",

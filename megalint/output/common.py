@@ -12,8 +12,12 @@ from dataclasses import dataclass
 
 from megalint import __version__
 from megalint.diagnostics import Applicability, Diagnostic, Severity
-from megalint.output.meta import INFORMATION_URI, TOOL_NAME, RuleMeta
+from megalint.engine.rule import RuleInfo
 from megalint.source import SourceFile
+
+TOOL_NAME = "megalint"
+# Where the project lives; SARIF's driver.informationUri needs an absolute URI.
+INFORMATION_URI = "https://github.com/megalint/megalint"
 
 
 @dataclass(frozen=True)
@@ -86,11 +90,11 @@ def fixable(d: Diagnostic, unsafe: bool = False) -> bool:
     return unsafe and d.fix.applicability == Applicability.UNSAFE
 
 
-def doc_url(d: Diagnostic, rules: Mapping[str, RuleMeta]) -> str | None:
+def doc_url(d: Diagnostic, rules: Mapping[str, RuleInfo]) -> str | None:
     if d.url:
         return d.url
-    meta = rules.get(d.code)
-    return meta.help_uri if meta else None
+    rule = rules.get(d.code)
+    return rule.url if rule else None
 
 
 def plural(n: int, word: str, plural: str | None = None) -> str:
@@ -163,7 +167,7 @@ def fingerprints(
     finding's first line, plus the occurrence index among findings with the same three,
     counted in file order, so two identical lines in one file stay distinct.
     """
-    seen: Counter = Counter()
+    seen: Counter[tuple[str, str, str]] = Counter()
     out: dict[int, str] = {}
     for d in sort_diagnostics(diagnostics):
         key = (d.code, relative_path(d.span.path, root), _normalised_line(d, sources))

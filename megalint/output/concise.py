@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from megalint.diagnostics import Diagnostic
+from megalint.engine.rule import RuleInfo
 from megalint.output.common import RenderOptions, fixable, sort_diagnostics, summary_line
 from megalint.output.full import Out
-from megalint.output.meta import RuleMeta
+from megalint.source import SourceFile
 
 
 def one_line(d: Diagnostic, unsafe: bool) -> str:
@@ -17,7 +18,10 @@ def one_line(d: Diagnostic, unsafe: bool) -> str:
 
 
 def render(
-    diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleMeta], options: RenderOptions | None = None
+    diagnostics: Sequence[Diagnostic],
+    sources: Mapping[str, SourceFile],
+    rules: Mapping[str, RuleInfo],
+    options: RenderOptions | None = None,
 ) -> str:
     opts = options or RenderOptions()
     out = Out(opts.color)

@@ -37,10 +37,10 @@ from rich.cells import cell_len
 from rich.color import ColorSystem
 from rich.style import Style
 
-from megalint.diagnostics import Applicability, Diagnostic
+from megalint.diagnostics import Applicability, Diagnostic, Edit, Fix
+from megalint.engine.rule import RuleInfo
 from megalint.fix import line_starts, resolve_edits, splice
 from megalint.output.common import RenderOptions, doc_url, sort_diagnostics, summary_line
-from megalint.output.meta import RuleMeta
 from megalint.source import SourceFile
 
 TAB = "    "
@@ -326,10 +326,10 @@ def _wrap(out: Out, head: str, style: str, body: str, width: int) -> None:
                 out.line((indent + ln, None))
 
 
-def _fix_blocks(d: Diagnostic, sources: Mapping[str, SourceFile]):
+def _fix_blocks(fix: Fix, sources: Mapping[str, SourceFile]) -> list[tuple[str, int, list[str], list[str]]]:
     """Per edited file: (path, first_line, old_lines, new_lines) for the fix preview."""
-    by_path: dict[str, list] = {}
-    for e in d.fix.edits:
+    by_path: dict[str, list[Edit]] = {}
+    for e in fix.edits:
         by_path.setdefault(e.span.path, []).append(e)
     blocks = []
     for path, edits in by_path.items():
@@ -393,7 +393,7 @@ def _crop_plain(text: str, avail: int, focus_col: int = 1) -> str:
 
 
 def render_one(
-    out: Out, d: Diagnostic, sources: Mapping[str, SourceFile], rules: Mapping[str, RuleMeta], opts: RenderOptions
+    out: Out, d: Diagnostic, sources: Mapping[str, SourceFile], rules: Mapping[str, RuleInfo], opts: RenderOptions
 ) -> None:
     sev = d.severity.value
     s = d.span
@@ -413,7 +413,7 @@ def render_one(
         by_path.setdefault(a.path, []).append(a)
 
     frames = []  # (path, {line: [Mark]}, lines_to_show, sf)
-    missing = []
+    missing: list[Annotation] = []
     for path, group in by_path.items():
         sf = sources.get(path)
         if sf is None:
@@ -435,20 +435,20 @@ def render_one(
         show -= hidden
         frames.append((path, per_line, sorted(show), sf, hidden))
 
-    fix_blocks = _fix_blocks(d, sources) if (d.fix and opts.show_fixes) else []
+    fix_blocks = _fix_blocks(d.fix, sources) if (d.fix and opts.show_fixes) else []
     numbers = [max(f[2]) for f in frames if f[2]]
     for _, first, old, new in fix_blocks:
         numbers.append(first + max(len(old), len(new)))
     gutter = len(str(max(numbers, default=1)))
     frame = _Frame(out, gutter, opts, sev)
 
-    for path, per_line, show, sf, hidden in frames:
+    for path, per_line, shown, sf, hidden in frames:
         if path != s.path:
             first_ann = min((a for a in by_path[path]), key=lambda a: (a.start_line, a.start_col))
             out.line((" " * gutter + "::: ", "gutter"), (f"{path}:{first_ann.start_line}:{first_ann.start_col}", None))
         frame.bar()
         prev = None
-        for ln in show:
+        for ln in shown:
             if prev is not None and ln > prev + 1:
                 if ln == prev + 2 and prev + 1 not in hidden:
                     frame.source(prev + 1, "|", _crop_plain(sf.line_text(prev + 1), frame.avail), None)
@@ -507,7 +507,7 @@ def render_one(
 def render(
     diagnostics: Sequence[Diagnostic],
     sources: Mapping[str, SourceFile],
-    rules: Mapping[str, RuleMeta],
+    rules: Mapping[str, RuleInfo],
     options: RenderOptions | None = None,
 ) -> str:
     opts = options or RenderOptions()

@@ -19,8 +19,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from megalint.diagnostics import Diagnostic, Severity
+from megalint.engine.rule import RuleInfo
 from megalint.output.common import RenderOptions, doc_url, fixable, plural, relative_path, sort_diagnostics
-from megalint.output.meta import RuleMeta
+from megalint.source import SourceFile
 
 COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 MAX_MESSAGE = 4096  # the runner cuts longer messages
@@ -34,7 +35,7 @@ def escape_property(s: str) -> str:
     return escape_data(s).replace(":", "%3A").replace(",", "%2C")
 
 
-def _message(d: Diagnostic, rules: Mapping[str, RuleMeta]) -> str:
+def _message(d: Diagnostic, rules: Mapping[str, RuleInfo]) -> str:
     lines = [d.message]
     if d.condition:
         lines.append(f"note: only when {d.condition}")
@@ -54,7 +55,7 @@ def _message(d: Diagnostic, rules: Mapping[str, RuleMeta]) -> str:
     return text
 
 
-def annotation(d: Diagnostic, rules: Mapping[str, RuleMeta], root: str | None = None, tool: str = "megalint") -> str:
+def annotation(d: Diagnostic, rules: Mapping[str, RuleInfo], root: str | None = None, tool: str = "megalint") -> str:
     s = d.span
     props = [("file", relative_path(s.path, root)), ("line", str(s.start_line))]
     end_line = max(s.end_line, s.start_line)
@@ -78,7 +79,7 @@ def _md_cell(s: str) -> str:
 
 def step_summary(
     diagnostics: Sequence[Diagnostic],
-    rules: Mapping[str, RuleMeta],
+    rules: Mapping[str, RuleInfo],
     root: str | None = None,
     annotated: int | None = None,
     tool: str = "megalint",
@@ -121,11 +122,14 @@ class GithubOutput:
 
 
 def render_github(
-    diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleMeta], options: RenderOptions | None = None
+    diagnostics: Sequence[Diagnostic],
+    sources: Mapping[str, SourceFile],
+    rules: Mapping[str, RuleInfo],
+    options: RenderOptions | None = None,
 ) -> GithubOutput:
     opts = options or RenderOptions()
     ordered = _severity_order(diagnostics)
-    per_type: Counter = Counter()
+    per_type: Counter[Severity] = Counter()
     lines = []
     overflow = []
     for d in ordered:
@@ -158,7 +162,10 @@ def render_github(
 
 
 def render(
-    diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleMeta], options: RenderOptions | None = None
+    diagnostics: Sequence[Diagnostic],
+    sources: Mapping[str, SourceFile],
+    rules: Mapping[str, RuleInfo],
+    options: RenderOptions | None = None,
 ) -> str:
     opts = options or RenderOptions()
     result = render_github(diagnostics, sources, rules, opts)

@@ -11,14 +11,18 @@ import json
 from collections.abc import Mapping, Sequence
 
 from megalint.diagnostics import Diagnostic, Severity
+from megalint.engine.rule import RuleInfo
 from megalint.output.common import RenderOptions, fingerprints, relative_path, sort_diagnostics
-from megalint.output.meta import RuleMeta
+from megalint.source import SourceFile
 
 SEVERITY = {Severity.ERROR: "major", Severity.WARNING: "minor", Severity.INFO: "info"}
 
 
 def render(
-    diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleMeta], options: RenderOptions | None = None
+    diagnostics: Sequence[Diagnostic],
+    sources: Mapping[str, SourceFile],
+    rules: Mapping[str, RuleInfo],
+    options: RenderOptions | None = None,
 ) -> str:
     opts = options or RenderOptions()
     ordered = sort_diagnostics(diagnostics)

@@ -6,19 +6,23 @@ from collections.abc import Mapping, Sequence
 from itertools import groupby
 
 from megalint.diagnostics import Diagnostic
+from megalint.engine.rule import RuleInfo
 from megalint.output.common import RenderOptions, fixable, sort_diagnostics, summary_line
 from megalint.output.full import Out
-from megalint.output.meta import RuleMeta
+from megalint.source import SourceFile
 
 
 def render(
-    diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleMeta], options: RenderOptions | None = None
+    diagnostics: Sequence[Diagnostic],
+    sources: Mapping[str, SourceFile],
+    rules: Mapping[str, RuleInfo],
+    options: RenderOptions | None = None,
 ) -> str:
     opts = options or RenderOptions()
     out = Out(opts.color)
     ordered = sort_diagnostics(diagnostics)
-    for i, (path, group) in enumerate(groupby(ordered, key=lambda d: d.span.path)):
-        group = list(group)
+    for i, (path, findings) in enumerate(groupby(ordered, key=lambda d: d.span.path)):
+        group = list(findings)
         if i:
             out.line(("", None))
         out.line((f"{path}:", "path"))

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from megalint.diagnostics import Diagnostic
+from megalint.engine.rule import RuleInfo
 from megalint.output.common import RenderOptions, doc_url, sort_diagnostics
-from megalint.output.meta import RuleMeta
+from megalint.source import SourceFile
 
 
-def to_object(d: Diagnostic, rules: Mapping[str, RuleMeta]) -> dict:
+def to_object(d: Diagnostic, rules: Mapping[str, RuleInfo]) -> dict[str, Any]:
     obj = d.to_json()
     obj["url"] = doc_url(d, rules)
     obj["condition"] = d.condition
@@ -24,14 +26,20 @@ def to_object(d: Diagnostic, rules: Mapping[str, RuleMeta]) -> dict:
 
 
 def render(
-    diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleMeta], options: RenderOptions | None = None
+    diagnostics: Sequence[Diagnostic],
+    sources: Mapping[str, SourceFile],
+    rules: Mapping[str, RuleInfo],
+    options: RenderOptions | None = None,
 ) -> str:
     objs = [to_object(d, rules) for d in sort_diagnostics(diagnostics)]
     return json.dumps(objs, indent=2, ensure_ascii=False) + "\n"
 
 
 def render_lines(
-    diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleMeta], options: RenderOptions | None = None
+    diagnostics: Sequence[Diagnostic],
+    sources: Mapping[str, SourceFile],
+    rules: Mapping[str, RuleInfo],
+    options: RenderOptions | None = None,
 ) -> str:
     return "".join(
         json.dumps(to_object(d, rules), ensure_ascii=False, separators=(",", ":")) + "\n"

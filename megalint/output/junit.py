@@ -15,8 +15,9 @@ from itertools import groupby
 from xml.sax.saxutils import escape, quoteattr
 
 from megalint.diagnostics import Diagnostic
+from megalint.engine.rule import RuleInfo
 from megalint.output.common import RenderOptions, doc_url, sort_diagnostics
-from megalint.output.meta import RuleMeta
+from megalint.source import SourceFile
 
 _INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 
@@ -34,7 +35,10 @@ def _text(s: str) -> str:
 
 
 def render(
-    diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleMeta], options: RenderOptions | None = None
+    diagnostics: Sequence[Diagnostic],
+    sources: Mapping[str, SourceFile],
+    rules: Mapping[str, RuleInfo],
+    options: RenderOptions | None = None,
 ) -> str:
     opts = options or RenderOptions()
     tool = opts.tool_name

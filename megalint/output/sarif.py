@@ -16,12 +16,13 @@ from __future__ import annotations
 import json
 import posixpath
 from collections.abc import Mapping, Sequence
+from typing import Any
 from urllib.parse import quote
 
-from megalint.diagnostics import Applicability, Diagnostic, Severity
+from megalint.diagnostics import Applicability, Diagnostic, Edit, Severity
+from megalint.engine.rule import RuleInfo
 from megalint.output.common import RenderOptions, doc_url, fingerprints, relative_path, sort_diagnostics
-from megalint.output.meta import RuleMeta
-from megalint.source import Span
+from megalint.source import SourceFile, Span
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
@@ -35,14 +36,14 @@ def _clip(text: str, limit: int = MAX_DESCRIPTION) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def artifact_location(path: str, root: str | None) -> dict:
+def artifact_location(path: str, root: str | None) -> dict[str, str]:
     rel = relative_path(path, root)
     if posixpath.isabs(rel):
         return {"uri": "file://" + quote(rel, safe="/:")}
     return {"uri": quote(rel, safe="/"), "uriBaseId": SRCROOT}
 
 
-def region(span: Span) -> dict:
+def region(span: Span) -> dict[str, int]:
     r = {
         "startLine": span.start_line,
         "startColumn": span.start_col,
@@ -54,26 +55,26 @@ def region(span: Span) -> dict:
     return r
 
 
-def _rule_descriptor(meta: RuleMeta) -> dict:
-    full = " ".join(p for p in (meta.what, meta.why) if p.strip()) or meta.summary
+def _rule_descriptor(rule: RuleInfo) -> dict[str, Any]:
+    full = " ".join(p for p in (rule.docs.description, rule.docs.why) if p.strip()) or rule.summary
     desc = {
-        "id": meta.code,
-        "name": meta.name,
-        "shortDescription": {"text": _clip(meta.summary)},
+        "id": rule.code,
+        "name": rule.name,
+        "shortDescription": {"text": _clip(rule.summary)},
         "fullDescription": {"text": _clip(full)},
-        "help": {"text": meta.help_text(), "markdown": meta.help_markdown()},
-        "defaultConfiguration": {"level": LEVEL[meta.severity]},
+        "help": {"text": rule.help_text(), "markdown": rule.help_markdown()},
+        "defaultConfiguration": {"level": LEVEL[rule.severity]},
         "properties": {
-            "tags": list(meta.tags)[:20],
-            "problem.severity": PROBLEM_SEVERITY[meta.severity],
+            "tags": list(rule.tags)[:20],
+            "problem.severity": PROBLEM_SEVERITY[rule.severity],
         },
     }
-    if meta.help_uri:
-        desc["helpUri"] = meta.help_uri
+    if rule.url:
+        desc["helpUri"] = rule.url
     return desc
 
 
-def _fallback_descriptor(d: Diagnostic) -> dict:
+def _fallback_descriptor(d: Diagnostic) -> dict[str, Any]:
     return {
         "id": d.code,
         "name": d.name or d.code,
@@ -94,17 +95,17 @@ def _message(d: Diagnostic) -> str:
     return "\n".join(parts)
 
 
-def _fixes(d: Diagnostic, root: str | None) -> list[dict]:
+def _fixes(d: Diagnostic, root: str | None) -> list[dict[str, Any]]:
     if d.fix is None or not d.fix.edits or d.fix.applicability == Applicability.DISPLAY_ONLY:
         return []
-    by_path: dict[str, list] = {}
+    by_path: dict[str, list[Edit]] = {}
     for e in d.fix.edits:
         by_path.setdefault(e.span.path, []).append(e)
     changes = []
     for path, edits in by_path.items():
         reps = []
         for e in sorted(edits, key=lambda e: (e.span.start_line, e.span.start_col)):
-            rep = {"deletedRegion": region(e.span)}
+            rep: dict[str, Any] = {"deletedRegion": region(e.span)}
             if e.content:
                 rep["insertedContent"] = {"text": e.content}
             reps.append(rep)
@@ -116,11 +117,14 @@ def _fixes(d: Diagnostic, root: str | None) -> list[dict]:
 
 
 def build(
-    diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleMeta], options: RenderOptions | None = None
-) -> dict:
+    diagnostics: Sequence[Diagnostic],
+    sources: Mapping[str, SourceFile],
+    rules: Mapping[str, RuleInfo],
+    options: RenderOptions | None = None,
+) -> dict[str, Any]:
     opts = options or RenderOptions()
     ordered = sort_diagnostics(diagnostics)
-    descriptors = {code: _rule_descriptor(meta) for code, meta in rules.items()}
+    descriptors = {code: _rule_descriptor(rule) for code, rule in rules.items()}
     for d in ordered:
         if d.code not in descriptors:
             descriptors[d.code] = _fallback_descriptor(d)
@@ -194,6 +198,9 @@ def build(
 
 
 def render(
-    diagnostics: Sequence[Diagnostic], sources, rules: Mapping[str, RuleMeta], options: RenderOptions | None = None
+    diagnostics: Sequence[Diagnostic],
+    sources: Mapping[str, SourceFile],
+    rules: Mapping[str, RuleInfo],
+    options: RenderOptions | None = None,
 ) -> str:
     return json.dumps(build(diagnostics, sources, rules, options), indent=2, ensure_ascii=False) + "\n"

@@ -229,3 +229,53 @@ def test_version_errors():
     with pytest.raises(VersionError, match="'latest' is not a Megatron version"):
         parse_version("latest")
     assert parse_version("0.15") == parse_version("0.15.0") < parse_version("HEAD")
+
+
+# -- version tests -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "source, holds_at",
+    [
+        ("version_at_least('0.16')", {"0.16", "0.17", "0.19", "HEAD"}),
+        ("version_before('0.13')", {"0.8", "0.12", "nightly"}),
+        ("version_is('0.12')", {"0.12"}),
+        ("version_is('HEAD')", {"HEAD"}),
+        ("!version_is('0.15') && version_at_least('0.12')", {"0.12", "0.13", "0.16", "0.17", "0.19", "HEAD"}),
+        ("version_at_least('HEAD')", {"HEAD"}),
+    ],
+)
+def test_version_tests(source, holds_at):
+    expr = compile_expr(source)
+    versions = ["0.8", "0.12", "0.13", "0.15", "0.16", "0.17", "0.19", "HEAD", "nightly"]
+    assert {v for v in versions if expr.run(Env({"megatron": v}))} == holds_at
+    assert [r.path for r in expr.refs] == ["megatron"] * source.count("version_")
+
+
+def test_version_tests_read_the_job_version():
+    with pytest.raises(NeedInputs) as info:
+        compile_expr("version_is('HEAD')").run(Env({}))
+    assert info.value.paths == ("megatron",)
+    assert compile_expr("true || version_is('HEAD')").run(Env({})) is True
+    t = parse_template("Megatron-LM {version_before('0.16') ? 'before 0.16' : megatron}")
+    assert t.render(Env({"megatron": "0.15"})) == "Megatron-LM before 0.16"
+    assert t.render(Env({"megatron": "0.17"})) == "Megatron-LM 0.17"
+
+
+@pytest.mark.parametrize(
+    "source, message, offset",
+    [
+        ("version_at_least(0.16)", "version_at_least takes one version in quotes, like version_at_least('0.16')", 0),
+        ("x || version_is()", "version_is takes one version in quotes, like version_is('0.16')", 5),
+        (
+            "version_before('latest')",
+            "version_before: 'latest' is not a Megatron version (like 0.15, 0.15.1, core_v0.15.0 or HEAD)",
+            15,
+        ),
+        ("version_is('0.12') && version_is('0.13') &&", "invalid CEL: Syntax error: mismatched input '<EOF>'", 43),
+    ],
+)
+def test_version_test_errors(source, message, offset):
+    with pytest.raises(ExprError) as info:
+        compile_expr(source)
+    assert info.value.message.startswith(message) and info.value.offset == offset

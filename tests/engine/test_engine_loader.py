@@ -8,7 +8,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from megalint.engine import RuleFileError, load_rule_texts, load_rules, rule_schema, yamlpos
+from megalint.engine import RuleFileError, load_rule_texts, load_rules, loader, rule_schema, yamlpos
 from megalint.engine.loader import packaged_rules_dir
 
 DATA = Path(__file__).parent / "data"
@@ -18,11 +18,13 @@ BAD = DATA / "bad"
 @pytest.fixture(autouse=True, params=["libyaml", "ruamel"])
 def yaml_loader(request, monkeypatch):
     """Every loader test runs with both YAML readers: errors must not depend on which one."""
+    loader._packaged_files.cache_clear()  # the packaged rules are read anew with each reader
     if request.param == "ruamel":
         monkeypatch.setattr(yamlpos, "_CLOADER", None)
     elif not yamlpos.fast_available():
         pytest.skip("PyYAML without libyaml")
-    return request.param
+    yield request.param
+    loader._packaged_files.cache_clear()
 
 
 def errors_of(*paths) -> list[str]:
@@ -33,7 +35,8 @@ def errors_of(*paths) -> list[str]:
 
 def text_errors(text: str, path: str = "r.yaml") -> list[str]:
     with pytest.raises(RuleFileError) as info:
-        load_rule_texts([(path, textwrap.dedent(text))])
+        # The rules read made-up arguments (args.x); test_unknown_megatron_arguments checks names.
+        load_rule_texts([(path, textwrap.dedent(text))], check_arguments=False)
     return [str(e) for e in info.value.errors]
 
 
@@ -102,7 +105,7 @@ def _yaml_files(folder):
     for child in folder.iterdir():
         if child.is_dir():
             yield from _yaml_files(child)
-        elif child.name.endswith((".yaml", ".yml")):
+        elif child.name.endswith((".yaml", ".yml")) and child.name != "codes.yaml":  # the code registry
             yield child
 
 
@@ -401,3 +404,127 @@ def test_the_format_reference_example_loads_and_its_examples_hold():
 def test_when_may_be_a_yaml_boolean():
     (rule,) = load_rule_texts([("r.yaml", with_lines(when="when: true"))])
     assert rule.when.source == "true"
+
+
+def test_packaged_rules_are_named_after_their_rule_and_category(tmp_path, monkeypatch):
+    (tmp_path / "flags").mkdir()
+    (tmp_path / "flags" / "base-rule.yaml").write_text(BASE)  # category: test
+    (tmp_path / "test").mkdir()
+    other = BASE.replace("code: ML900", "code: ML901").replace("name: base-rule", "name: other-rule")
+    (tmp_path / "test" / "not-its-name.yaml").write_text(other)
+    third = BASE.replace("code: ML900", "code: ML902").replace("name: base-rule", "name: third-rule")
+    (tmp_path / "test" / "two.yaml").write_text("rules:\n  - " + textwrap.indent(third, "    ").lstrip())
+    monkeypatch.setattr(loader, "packaged_rules_dir", lambda: tmp_path)
+    with pytest.raises(RuleFileError) as info:
+        load_rules()
+    assert str(info.value).splitlines() == [
+        "rules/flags/base-rule.yaml:4:11: category: a packaged rule lives in rules/test/base-rule.yaml, "
+        "not rules/flags/base-rule.yaml",
+        "rules/test/not-its-name.yaml:2:7: name: a packaged rule lives in rules/test/other-rule.yaml, "
+        "not rules/test/not-its-name.yaml",
+        "rules/test/two.yaml:1:1: a packaged rule file holds one rule, not a list of rules",
+    ]
+    # A user's folder may hold several rules in one file, named as its author likes.
+    for f in ("flags/base-rule.yaml", "test/not-its-name.yaml"):
+        (tmp_path / f).unlink()
+    assert [r.code for r in load_rules([tmp_path], packaged=False)] == ["ML902"]
+
+
+def test_unknown_megatron_arguments(tmp_path):
+    text = with_lines(
+        requires="requires: [args.num_layers, given.num_layer]",
+        when="when: args.num_layers > 0 && has(args.tensor_model_paralel_size)",
+        message="message: 'layers {args.num_layers} {given.hiden_size}'",
+        at="at: [value(num_layers), flag(numlayers)]",
+    )
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "rules.yaml").write_text(text)
+    p = tmp_path / "site" / "rules.yaml"
+    assert errors_of(tmp_path / "site") == [
+        f"{p}:5:39: when: unknown Megatron argument 'tensor_model_paralel_size': no shipped catalogue defines "
+        "it; did you mean 'tensor_model_parallel_size'?",
+        f"{p}:6:43: message: unknown Megatron argument 'hiden_size': no shipped catalogue defines it; "
+        "did you mean 'hidden_size'?",
+        f"{p}:7:30: at: unknown Megatron argument 'numlayers': no shipped catalogue defines it; "
+        "did you mean 'num_layers'?",
+        f"{p}:10:35: requires: unknown Megatron argument 'num_layer': no shipped catalogue defines it; "
+        "did you mean 'num_layers'?",
+    ]
+    # Made-up arguments load where the caller says the rules may name any.
+    assert len(load_rules([tmp_path / "site"], packaged=False, check_arguments=False)) == 1
+
+
+def test_caret_lines_give_the_expected_positions():
+    script = (
+        "A=1\\n"
+        "torchrun pretrain_gpt.py --num-layers 2\\n"
+        "#                        ^^^^^^^^^^^^ ML900\\n"
+        "#                                     ^ ML900\\n"
+    )
+    (rule,) = load_rule_texts([("r.yaml", with_lines(examples=f'examples: [{{bad: "{script}"}}]'))])
+    assert [str(e) for e in rule.examples[0].expect] == ["2:26-2:38", "2:39-2:40"]
+
+
+@pytest.mark.parametrize(
+    "examples, error",
+    [
+        (
+            "  - bad: |\n      #  ^^ ML900",
+            "r.yaml:11:7: examples: a caret line marks the line above it, and this one has none",
+        ),
+        (
+            "  - bad: |\n      abc\n      #^^ ML901",
+            "r.yaml:12:7: examples: the caret line names ML901, not this rule's ML900",
+        ),
+        (
+            "  - bad: |\n      abc \\\n      #^^ ML900\n        --x",
+            "r.yaml:12:7: examples: a caret line cannot follow a line that ends in a backslash: bash ends it there",
+        ),
+        (
+            "  - bad: |\n      abc\n      #  ^^^ ML900",
+            "r.yaml:12:7: examples: the carets at 1:4-1:7 is outside line 1 (3 characters)",
+        ),
+        (
+            "  - bad: |\n      abc\n      #^ ML900\n    expect: [{line: 1, column: 2}]",
+            "r.yaml:13:5: examples: give the positions as expect or as caret lines, not both",
+        ),
+        (
+            '  - {bad: "x\\n", expect: [{line: 1, column: 1}]}\n  - good: |\n      abc\n      #^ ML900',
+            "r.yaml:11:11: examples: a good example cannot have caret lines",
+        ),
+    ],
+)
+def test_caret_line_errors(examples, error):
+    assert text_errors(with_lines(examples="examples:\n" + examples)) == [error]
+
+
+def test_scope_and_forks():
+    text = with_lines(category="category: test\nscope: script\nforks: [megatron-deepspeed]")
+    (rule,) = load_rule_texts([("r.yaml", text)])
+    assert (rule.scope, rule.forks) == ("script", ("megatron-deepspeed",))
+    assert rule.holds_on(None) and rule.holds_on("megatron-deepspeed") and not rule.holds_on("other-fork")
+    (plain,) = load_rule_texts([("r.yaml", BASE)])
+    assert (plain.scope, plain.forks) == ("launch", ()) and not plain.holds_on("megatron-deepspeed")
+    assert text_errors(with_lines(category="category: test\nscope: file")) == [
+        "r.yaml:5:8: 'scope' must be one of launch, script, not 'file'"
+    ]
+    assert text_errors(with_lines(category="category: test\nforks: any")) == [
+        "r.yaml:5:8: `forks` is all, or a list of Megatron forks such as [megatron-deepspeed]"
+    ]
+
+
+def test_packaged_scope_and_forks_say_what_the_pipeline_routes_by():
+    """Today the pipeline decides the shell category once per script, and six named rules on
+    Megatron forks too; the rules say the same with `scope` and `forks`."""
+    from megalint.engine.rule import SCRIPT
+
+    rules = load_rules()
+    assert {r.code for r in rules.select(scope=SCRIPT)} == {r.code for r in rules if r.category == "shell"}
+    assert {r.name for r in rules.select(fork="megatron-deepspeed")} == {
+        "world-size-divisibility",
+        "fp8-requires-hopper",
+        "overlap-param-gather-on-volta",
+        "missing-nccl-ib-timeout",
+        "predicted-oom",
+        "low-memory-headroom",
+    }

@@ -257,3 +257,18 @@ def test_shipped_files_are_what_the_tool_builds(tmp_path):
         built = (tmp_path / f"{version}.json").read_text()
         shipped = (ROOT / "megalint" / "data" / "catalogue" / f"{version}.json").read_text()
         assert json.loads(built)["flags"] == json.loads(shipped)["flags"], version
+
+
+def test_shipped_dests_are_every_dest_of_every_shipped_catalogue():
+    import json
+    from importlib import resources
+
+    from megalint.megatron.catalogue import SHIPPED_FOLDERS, shipped_dests
+
+    root = resources.files("megalint.data")
+    parsed = set()
+    for folder in SHIPPED_FOLDERS:
+        for entry in root.joinpath(folder).iterdir():
+            if entry.name.endswith(".json"):
+                parsed.update(f["dest"] for f in json.loads(entry.read_text("utf-8"))["flags"])
+    assert shipped_dests() == parsed and "tensor_model_parallel_size" in parsed

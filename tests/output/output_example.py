@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from megalint.diagnostics import Applicability, Diagnostic, Edit, Fix, Label, Severity
-from megalint.output.meta import RuleMeta
+from megalint.engine.rule import Docs, RuleInfo
 from megalint.source import SourceFile
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
@@ -108,41 +108,45 @@ def build_example():
         ),
     ]
     rules = {
-        "ML012": RuleMeta(
+        "ML012": RuleInfo(
             "ML012",
             "tp-divides-heads",
             Severity.ERROR,
-            "The tensor-parallel size must divide the number of attention heads.",
-            help_uri="https://example.invalid/rules/ML012",
-            what="Checks that --num-attention-heads is a multiple of --tensor-model-parallel-size.",
-            why="Megatron asserts this at start-up, after the job waited in the queue.",
-            example="torchrun pretrain_gpt.py --num-attention-heads 16 --tensor-model-parallel-size 7",
-            use_instead="torchrun pretrain_gpt.py --num-attention-heads 16 --tensor-model-parallel-size 8",
-            fix_safety="Unsafe: a different TP size changes the memory per GPU.",
+            url="https://example.invalid/rules/ML012",
+            docs=Docs(
+                summary="The tensor-parallel size must divide the number of attention heads.",
+                what="Checks that --num-attention-heads is a multiple of --tensor-model-parallel-size.",
+                why="Megatron asserts this at start-up, after the job waited in the queue.",
+                example="torchrun pretrain_gpt.py --num-attention-heads 16 --tensor-model-parallel-size 7",
+                use_instead="torchrun pretrain_gpt.py --num-attention-heads 16 --tensor-model-parallel-size 8",
+                fix_safety="Unsafe: a different TP size changes the memory per GPU.",
+            ),
             tags=("parallelism", "correctness"),
         ),
-        "ML031": RuleMeta(
+        "ML031": RuleInfo(
             "ML031",
             "fp16-and-bf16",
             Severity.WARNING,
-            "Only one of --fp16 and --bf16 may be set.",
-            help_uri="https://example.invalid/rules/ML031",
+            url="https://example.invalid/rules/ML031",
+            docs=Docs(summary="Only one of --fp16 and --bf16 may be set."),
             tags=("precision",),
         ),
-        "ML040": RuleMeta(
+        "ML040": RuleInfo(
             "ML040",
             "global-batch-divisible",
             Severity.ERROR,
-            "The global batch size must be a multiple of micro batch × DP.",
-            help_uri="https://example.invalid/rules/ML040",
+            url="https://example.invalid/rules/ML040",
+            docs=Docs(summary="The global batch size must be a multiple of micro batch × DP."),
         ),
-        "ML050": RuleMeta("ML050", "data-path-not-ascii", Severity.INFO, "Data paths should be ASCII."),
-        "ML060": RuleMeta(
+        "ML050": RuleInfo(
+            "ML050", "data-path-not-ascii", Severity.INFO, docs=Docs(summary="Data paths should be ASCII.")
+        ),
+        "ML060": RuleInfo(
             "ML060",
             "no-train-iters",
             Severity.WARNING,
-            "A launch needs --train-iters or --train-samples.",
-            help_uri="https://example.invalid/rules/ML060",
+            url="https://example.invalid/rules/ML060",
+            docs=Docs(summary="A launch needs --train-iters or --train-samples."),
         ),
         # ML071 has no metadata on purpose: renderers must cope.
     }

@@ -3,7 +3,15 @@ from __future__ import annotations
 from megalint.diagnostics import Diagnostic, Severity
 from megalint.fix import apply_fixes, bash_parses
 from megalint.source import SourceFile
-from megalint.suppress import INVALID, SUPPRESSION_RULES, UNKNOWN, UNUSED, apply_suppressions, parse_directives, scan
+from megalint.suppress import (
+    INVALID,
+    UNKNOWN,
+    UNUSED,
+    apply_suppressions,
+    parse_directives,
+    scan,
+    suppression_rules,
+)
 
 KNOWN = {
     "ML012": "tp-divides-heads",
@@ -152,7 +160,7 @@ def test_names_from_rule_meta_mapping_and_plain_code_list():
     text = "A=1  # megalint: ignore[unused-suppression, tp-divides-heads]\n"
     sf = SourceFile("t.sh", text)
     d = Diagnostic("ML012", "tp-divides-heads", Severity.ERROR, "m", sf.span(0, 1))
-    kept, findings = apply_suppressions([d], parse_directives(text, "t.sh"), SUPPRESSION_RULES | {})
+    kept, findings = apply_suppressions([d], parse_directives(text, "t.sh"), suppression_rules() | {})
     # ML012 is unknown to this catalogue but the finding itself carries the name
     assert kept == [] and codes(findings) == [UNKNOWN]
     kept, findings = apply_suppressions([d], parse_directives(text, "t.sh"), ["ML012", "tp-divides-heads"])
