@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from megalint.diagnostics import Diagnostic
 from megalint.engine import Evaluation, RuleSet, Target, evaluate
 from megalint.engine.evaluate import FAILED, FIRED, NOT_APPLICABLE, PASSED, UNDECIDED
+from megalint.engine.rule import LAUNCH, SCRIPT
 from megalint.pipeline import FileResult, lint_text
-from megalint.rule_scope import by_scope, is_script_rule
 from megalint.rulecontext.locator import LaunchLocator
 from megalint.shell.parse import InputError, decode
 from megalint.suppress import apply_suppressions
@@ -76,8 +76,7 @@ def _finding(d: Diagnostic, suppressed: bool) -> dict:
 
 
 def explain_result(result: FileResult, rules: RuleSet, text: str) -> dict:
-    scopes = by_scope(rules)
-    launch_rules, shell_rules = scopes.launch, scopes.script
+    launch_rules, shell_rules = rules.select(scope=LAUNCH), rules.select(scope=SCRIPT)
     from megalint.lint import directives as find_directives
 
     directives = find_directives(result, text, result.path)
@@ -112,8 +111,8 @@ def explain_result(result: FileResult, rules: RuleSet, text: str) -> dict:
     shell_diags = [d for d in result.diagnostics if d.code in {r.code for r in shell_rules}]
     shell_ev = Evaluation(
         diagnostics=shell_diags,
-        undecided=[u for u in result.evaluation.undecided if is_script_rule(u.rule)],
-        failures=[f for f in result.evaluation.failures if is_script_rule(f.rule)],
+        undecided=[u for u in result.evaluation.undecided if u.rule.scope == SCRIPT],
+        failures=[f for f in result.evaluation.failures if f.rule.scope == SCRIPT],
         outcomes={k: v for k, v in result.evaluation.outcomes.items() if k in {r.code for r in shell_rules}},
     )
     return {

@@ -12,6 +12,7 @@ from typing import Any
 
 from megalint.diagnostics import Diagnostic
 from megalint.engine import Evaluation, RuleSet, Target, evaluate
+from megalint.engine.rule import LAUNCH, SCRIPT
 from megalint.hardware.detect import choose_gpu
 from megalint.hardware.profiles import Detection, GpuProfile
 from megalint.launch.environment import environment_opaque
@@ -23,7 +24,6 @@ from megalint.megatron.derived import derive
 from megalint.megatron.entry_points import bind_entry_point
 from megalint.megatron.forks import megatron_fork
 from megalint.memory.launch_view import launch_memory
-from megalint.rule_scope import by_scope
 from megalint.rulecontext.launch import build_context
 from megalint.rulecontext.locator import LaunchLocator
 from megalint.rulecontext.script import ScriptLocator, script_context
@@ -94,9 +94,8 @@ def lint_facts(facts: ScriptFacts, settings: Settings) -> FileResult:
     profile, detection, gpu_reason = choose_gpu(facts, settings.gpu)
     launches = extract_launches(facts)
     env_opaque = environment_opaque(facts)
-    scopes = by_scope(settings.rules)
     targets: list[Target] = []
-    fork_targets: list[Target] = []
+    fork_targets: dict[str, list[Target]] = {}
     results: list[LaunchResult] = []
     for launch in launches:
         entry = launch.entry.text if launch.entry is not None else None
@@ -120,18 +119,24 @@ def lint_facts(facts: ScriptFacts, settings: Settings) -> FileResult:
             memory,
             memory_unknown,
             env_opaque=env_opaque,
-            fork=fork,
+            fork=fork.reason if fork is not None else None,
         )
         locator = LaunchLocator(launch, bound, facts, detection, facts.findings)
         cond = " and ".join(launch.condition) if launch.condition else None
-        (targets if fork is None else fork_targets).append(Target(ctx, locator, cond))
+        target = Target(ctx, locator, cond)
+        if fork is None:
+            targets.append(target)
+        else:
+            fork_targets.setdefault(fork.name, []).append(target)
         results.append(LaunchResult(launch, bound, ctx, detection, profile))
-    evaluation = evaluate(scopes.launch, targets)
-    if fork_targets:
-        _merge_into(evaluation, evaluate(scopes.fork, fork_targets))
-    if facts.findings and len(scopes.script):
+    # Each rule says where it is decided (`scope`) and on which forks it holds (`forks`).
+    evaluation = evaluate(settings.rules.select(scope=LAUNCH), targets)
+    for name, on_fork in fork_targets.items():
+        _merge_into(evaluation, evaluate(settings.rules.select(scope=LAUNCH, fork=name), on_fork))
+    script_rules = settings.rules.select(scope=SCRIPT)
+    if facts.findings and len(script_rules):
         script = Target(script_context(facts, version), ScriptLocator(facts), None)
-        _merge_into(evaluation, evaluate(scopes.script, [script]))
+        _merge_into(evaluation, evaluate(script_rules, [script]))
     return FileResult(facts.path, facts, results, evaluation, version, version_note, gpu_reason)
 
 

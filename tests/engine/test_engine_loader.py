@@ -517,10 +517,11 @@ def test_packaged_scope_and_forks_say_what_the_pipeline_routes_by():
     """Today the pipeline decides the shell category once per script, and six named rules on
     Megatron forks too; the rules say the same with `scope` and `forks`."""
     from megalint.engine.rule import SCRIPT
+    from megalint.megatron.forks import MEGATRON_DEEPSPEED
 
     rules = load_rules()
     assert {r.code for r in rules.select(scope=SCRIPT)} == {r.code for r in rules if r.category == "shell"}
-    assert {r.name for r in rules.select(fork="megatron-deepspeed")} == {
+    assert {r.name for r in rules.select(fork=MEGATRON_DEEPSPEED)} == {
         "world-size-divisibility",
         "fp8-requires-hopper",
         "overlap-param-gather-on-volta",
