@@ -4,10 +4,11 @@ import re
 
 import pytest
 import yaml
+from linting import packaged_rules
 
-from megalint.engine import load_rules, packaged_rules_dir
+from megalint.engine import packaged_rules_dir
 
-RULES = load_rules([])
+RULES = packaged_rules()
 RANGES = yaml.safe_load(packaged_rules_dir().joinpath("codes.yaml").read_text("utf-8"))["ranges"]
 CODE = re.compile(r"^ML(\d{3})$")
 

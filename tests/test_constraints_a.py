@@ -9,24 +9,19 @@ import sys
 from pathlib import Path
 
 import pytest
+from linting import lint, packaged_rules
 
 from megalint.diagnostics import Severity
-from megalint.engine import load_rules
 from megalint.megatron.argv_words import literal_argv
 from megalint.megatron.bind import bind
 from megalint.megatron.catalogue import Catalogue
 from megalint.megatron.derived import derive
 from megalint.megatron.derived.pipeline_parallel import parse_pipeline_layout
 from megalint.megatron.releases import RENAMED, release_history
-from megalint.pipeline import Settings, lint_text
 
 ROOT = Path(__file__).resolve().parent.parent
-RULES = load_rules([])
+RULES = packaged_rules()
 MINE = [r for r in RULES if re.fullmatch(r"ML5[0-4]\d|ML6[0-4]\d", r.code)]
-
-
-def lint(text: str, version: str | None = None, gpu: str | None = None):
-    return lint_text("t.sh", text, Settings(rules=RULES, megatron_version=version, gpu=gpu))
 
 
 def codes(text: str, version: str | None = None, gpu: str | None = None) -> dict[str, list]:

@@ -11,12 +11,11 @@ these rules where Megatron passed or failed for a reason outside them (argparse,
 from __future__ import annotations
 
 import pytest
+from linting import lint, packaged_rules
 
 from megalint.diagnostics import Severity
-from megalint.engine import load_rules
-from megalint.pipeline import Settings, lint_text
 
-RULES = load_rules([])
+RULES = packaged_rules()
 VERSIONS = ("HEAD", "0.15", "0.12")
 
 BASE = (
@@ -160,9 +159,7 @@ def _mine(code: str) -> bool:
 
 
 def _errors(script: str, version: str) -> set[str]:
-    result = lint_text(
-        "scenario.sh", script, Settings(rules=RULES, megatron_version=version, gpu="h200", with_memory=False)
-    )
+    result = lint(script, version, "h200", path="scenario.sh", memory=False)
     assert not result.evaluation.failures, result.evaluation.failures
     return {d.code for d in result.diagnostics if _mine(d.code) and d.severity == Severity.ERROR}
 
@@ -212,11 +209,7 @@ def test_warnings_where_megatron_only_warns():
         ("--hybrid-layer-pattern M*M*", "ML703"),
     ]
     for extra, code in cases:
-        result = lint_text(
-            "s.sh",
-            _script(extra, None, True),
-            Settings(rules=RULES, megatron_version="HEAD", gpu="h200", with_memory=False),
-        )
+        result = lint(_script(extra, None, True), "HEAD", "h200", path="s.sh", memory=False)
         found = [d for d in result.diagnostics if d.code == code]
         assert found and found[0].severity in (Severity.WARNING, Severity.INFO), (extra, code)
 
@@ -225,18 +218,18 @@ def test_unknown_inputs_stay_silent():
     """A rule whose verdict depends on something the script does not fix says nothing."""
     # The GPU is unknown and CP > 1 needs the GPU generation from 0.13 on.
     script = "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 8 --context-parallel-size 2\n"
-    result = lint_text("s.sh", script, Settings(rules=RULES, megatron_version="HEAD", with_memory=False))
+    result = lint(script, "HEAD", path="s.sh", memory=False)
     assert not [d for d in result.diagnostics if d.code == "ML745"]
     # The environment variable's value comes from outside.
     script = (
         "export CUDA_DEVICE_MAX_CONNECTIONS=$CONN\n"
         "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 8 --tensor-model-parallel-size 2\n"
     )
-    result = lint_text("s.sh", script, Settings(rules=RULES, megatron_version="HEAD", gpu="h100", with_memory=False))
+    result = lint(script, "HEAD", "h100", path="s.sh", memory=False)
     assert not [d for d in result.diagnostics if d.code == "ML745"]
     # Flags after "$@" may supply the missing --save-interval.
     script = 'torchrun pretrain_gpt.py --num-layers 8 --save /ckpt "$@"\n'
-    result = lint_text("s.sh", script, Settings(rules=RULES, with_memory=False))
+    result = lint(script, path="s.sh", memory=False)
     assert not [d for d in result.diagnostics if d.code == "ML720"]
 
 
@@ -244,7 +237,7 @@ def test_removing_a_flag_takes_its_quoted_value_whole():
     from megalint.fix import apply_edits, bash_parses
 
     script = 'torchrun pretrain_gpt.py --hybrid-override-pattern "M*M*" --hybrid-layer-pattern "M*M*"\n'
-    result = lint_text("s.sh", script, Settings(rules=RULES, with_memory=False))
+    result = lint(script, path="s.sh", memory=False)
     d = next(d for d in result.diagnostics if d.code == "ML704")
     fixed = apply_edits(script, d.fix.edits)
     assert fixed == 'torchrun pretrain_gpt.py --hybrid-layer-pattern "M*M*"\n'

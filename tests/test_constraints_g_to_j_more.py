@@ -8,16 +8,13 @@ check exists (each case below names the release where the check appears or the n
 from __future__ import annotations
 
 import pytest
+from linting import lint
 
-from megalint.engine import load_rules
-from megalint.pipeline import Settings, lint_text
-
-RULES = load_rules([])
 HEAD = "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 8 "
 
 
 def codes(script: str, version: str = "HEAD", gpu: str = "h100") -> list[str]:
-    result = lint_text("job.sh", script + "\n", Settings(rules=RULES, megatron_version=version, gpu=gpu))
+    result = lint(script + "\n", version, gpu, path="job.sh")
     assert not result.evaluation.failures, result.evaluation.failures
     return [d.code for d in result.diagnostics]
 
@@ -118,7 +115,7 @@ def test_hybrid_cp_cuda_graph_crash_is_reported_with_its_attribute_error():
     flags = HEAD + (
         "--context-parallel-size 2 --hybrid-context-parallel --calculate-per-token-loss --enable-cuda-graph"
     )
-    result = lint_text("job.sh", flags + "\n", Settings(rules=RULES, megatron_version="HEAD", gpu="h100"))
+    result = lint(flags + "\n", "HEAD", "h100", path="job.sh")
     (diag,) = [d for d in result.diagnostics if d.code == "ML773"]
     assert "AttributeError" in diag.message and "enable_cuda_graph" in diag.message
     # The non-deprecated spelling passes validate_args.

@@ -5,15 +5,11 @@ follow the Megatron releases the checks were read in."""
 from __future__ import annotations
 
 import pytest
-
-from megalint.engine import load_rules
-from megalint.pipeline import Settings, lint_text
-
-RULES = load_rules([])
+from linting import lint
 
 
 def codes(script: str, version: str | None = None) -> list[str]:
-    res = lint_text("t.sh", script, Settings(rules=RULES, megatron_version=version, with_memory=False))
+    res = lint(script, version, memory=False)
     return sorted(d.code for d in res.diagnostics if d.code.startswith("ML7"))
 
 

@@ -1,19 +1,16 @@
 """Flag-validity findings depend on the entry point's own parser, which is Megatron-LM's only
 for its stock scripts; and the script follows launcher options that are not known."""
 
-from megalint.engine.loader import load_rules
-from megalint.pipeline import Settings, lint_text
-
-RULES = load_rules()
+from linting import lint
 
 
 def codes(text: str) -> list[str]:
-    res = lint_text("job.sh", text, Settings(rules=RULES, with_memory=False))
+    res = lint(text, path="job.sh", memory=False)
     return [d.code for d in res.diagnostics]
 
 
 def launches(text: str):
-    return lint_text("job.sh", text, Settings(rules=RULES, with_memory=False)).launches
+    return lint(text, path="job.sh", memory=False).launches
 
 
 def test_own_entry_point_adds_its_flags():

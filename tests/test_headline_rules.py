@@ -19,21 +19,19 @@ import os
 from contextlib import redirect_stderr, redirect_stdout
 
 import pytest
+from linting import lint
 
 from megalint.cli import main
-from megalint.engine import load_rules
-from megalint.pipeline import Settings, lint_text
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures")
 HEADLINE = ("ML101", "ML201", "ML202", "ML301")
-RULES = load_rules([])
 
 
-def lint(rel: str, **kw):
+def lint_fixture(rel: str, version: str | None = None):
     path = os.path.join(FIXTURES, rel)
     with open(path, encoding="utf-8") as fh:
         text = fh.read()
-    return lint_text(path, text, Settings(rules=RULES, root_dir=FIXTURES, **kw))
+    return lint(text, version, path=path, root_dir=FIXTURES)
 
 
 def headline(result):
@@ -94,7 +92,7 @@ CASES = [
 
 @pytest.mark.parametrize("fixture,code,where,text,words", CASES, ids=[c[0].split("/", 1)[1] for c in CASES])
 def test_headline_rule_fires_at_the_exact_span(fixture, code, where, text, words):
-    result = lint(fixture)
+    result = lint_fixture(fixture)
     assert not result.evaluation.failures
     found = headline(result)
     assert [d.code for d in found] == [code], [(d.code, d.message) for d in found]
@@ -126,7 +124,7 @@ def test_every_headline_rule_covers_string_array_and_scheduler_idioms():
 
 
 def test_world_size_labels_name_the_launch_quantities():
-    d = headline(lint(W + "sbatch_srun.slurm"))[0]
+    d = headline(lint_fixture(W + "sbatch_srun.slurm"))[0]
     labels = {(lab.span.start_line, lab.span.start_col): lab.text for lab in d.labels}
     assert labels[(8, 63)] == "8 processes per node"  # $GPUS_PER_NODE in the launcher string
     assert labels[(8, 87)] == "3 nodes"  # $SLURM_NNODES, known from `#SBATCH --nodes=3`
@@ -135,40 +133,40 @@ def test_world_size_labels_name_the_launch_quantities():
 
 
 def test_a_default_value_is_labelled_once():
-    d = headline(lint(W + "defaults_arith.sh"))[0]
+    d = headline(lint_fixture(W + "defaults_arith.sh"))[0]
     tp = [lab for lab in d.labels if lab.text.startswith("TP = 4")]
     assert [(line.span.start_line, line.span.start_col, line.span.end_col) for line in tp] == [(4, 4, 12)]
 
 
 def test_world_size_follows_the_megatron_version():
     # 0.8 lowers PP to world ÷ TP instead of stopping (arguments.py:165@core_v0.8.0).
-    assert headline(lint(W + "string.sh", megatron_version="0.8")) == []
-    assert [d.code for d in headline(lint(W + "string.sh", megatron_version="0.15"))] == ["ML101"]
+    assert headline(lint_fixture(W + "string.sh", "0.8")) == []
+    assert [d.code for d in headline(lint_fixture(W + "string.sh", "0.15"))] == ["ML101"]
 
 
 def test_fp8_help_follows_what_the_gpu_can_do():
-    h100 = headline(lint(F + "sbatch_srun.slurm"))[0]
+    h100 = headline(lint_fixture(F + "sbatch_srun.slurm"))[0]
     assert "--fp8-recipe tensorwise or delayed" in h100.help and h100.fix is None
-    a100 = headline(lint(F + "array.sh"))[0]
+    a100 = headline(lint_fixture(F + "array.sh"))[0]
     assert "bf16" in a100.help and "already given" in a100.help
-    v100 = headline(lint(F + "heredoc.sh"))[0]
+    v100 = headline(lint_fixture(F + "heredoc.sh"))[0]
     assert "fp16" in v100.help and v100.fix is None  # no bf16 on Volta: no --bf16 fix
 
 
 def test_gpu_type_in_gpus_per_node_points_at_the_type():
-    d = headline(lint(F + "heredoc.sh"))[0]
+    d = headline(lint_fixture(F + "heredoc.sh"))[0]
     gpu = [lab for lab in d.labels if lab.text.startswith("GPU taken as")]
     assert [(line.span.start_line, line.span.start_col, line.span.end_col) for line in gpu] == [(7, 25, 29)]
 
 
 def test_overlap_rule_is_a_note_and_skips_fsdp():
-    d = headline(lint(V + "array.sh"))[0]
+    d = headline(lint_fixture(V + "array.sh"))[0]
     assert d.severity.value == "info"
     text = (
         "#SBATCH --constraint=v100-32g\n"
         "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 --use-torch-fsdp2 --overlap-grad-reduce --fp16\n"
     )
-    result = lint_text("x.sh", text, Settings(rules=RULES))
+    result = lint(text, path="x.sh")
     assert result.evaluation.outcomes["ML202"] == {"passed"}
 
 
@@ -181,7 +179,7 @@ def test_overlap_rule_is_a_note_and_skips_fsdp():
     "assignment it came from (TP=8 at 2:4), not to `$TP` in the body",
 )
 def test_heredoc_expansion_points_into_the_heredoc():
-    d = headline(lint(W + "heredoc_variable.sh"))[0]
+    d = headline(lint_fixture(W + "heredoc_variable.sh"))[0]
     assert (d.span.start_line, d.span.start_col, d.span.end_col) == (6, 91, 94)
 
 
@@ -192,7 +190,7 @@ def test_heredoc_expansion_points_into_the_heredoc():
     "they are lost: no GPU and no node count",
 )
 def test_headers_of_a_literal_heredoc_are_read():
-    found = headline(lint(F + "heredoc_literal.sh"))
+    found = headline(lint_fixture(F + "heredoc_literal.sh"))
     assert [(d.code, d.span.start_line) for d in found] == [("ML201", 6)]
 
 
@@ -229,7 +227,7 @@ UNDECIDED = [
 
 @pytest.mark.parametrize("fixture,codes", UNDECIDED, ids=[u[0] for u in UNDECIDED])
 def test_unknown_inputs_leave_rules_undecided(fixture, codes):
-    result = lint("traps/" + fixture)
+    result = lint_fixture("traps/" + fixture)
     assert headline(result) == []
     undecided = {u.rule.code for u in result.evaluation.undecided}
     assert codes <= undecided
@@ -237,16 +235,16 @@ def test_unknown_inputs_leave_rules_undecided(fixture, codes):
 
 def test_the_scheduler_line_decides_the_gpu_over_a_comment():
     # The job runs on what it requests: a stale comment naming another GPU does not change that.
-    result = lint("headline/fp8_gpu_comment_disagrees.sh")
+    result = lint_fixture("headline/fp8_gpu_comment_disagrees.sh")
     assert [d.code for d in headline(result)] == ["ML201"]
     assert "A100" in headline(result)[0].message
-    volta = lint("traps/volta_comment_disagrees.sh")
+    volta = lint_fixture("traps/volta_comment_disagrees.sh")
     assert headline(volta) == []
     assert "ML202" not in {u.rule.code for u in volta.evaluation.undecided}
 
 
 def test_the_precision_branches_are_decided_one_by_one():
-    result = lint("traps/precision_branches.sh")
+    result = lint_fixture("traps/precision_branches.sh")
     assert len(result.launches) == 3
     assert [r.context["args"]["fp16"] for r in result.launches] == [True, False, False]
     assert [r.context["args"]["bf16"] for r in result.launches] == [False, True, False]
@@ -258,13 +256,13 @@ def test_consistent_world_sizes_are_checked_and_pass():
         ("srun_task_per_gpu.sbatch", 64),
         ("deepspeed_pipeline.slurm", 192),
     ):
-        result = lint("traps/" + fixture)
+        result = lint_fixture("traps/" + fixture)
         assert [r.launch.world_size.value for r in result.launches] == [world]
         assert "passed" in result.evaluation.outcomes["ML101"]
 
 
 def test_other_fabrics_are_checked_and_pass():
     for fixture in ("ascend_npu.sh", "efa_no_infiniband.sh", "ib_disabled.sh"):
-        result = lint("traps/" + fixture)
+        result = lint_fixture("traps/" + fixture)
         assert result.launches[0].launch.nnodes.value == 2
         assert result.evaluation.outcomes["ML301"] == {"passed"}, fixture

@@ -18,14 +18,14 @@ import json
 import shlex
 from pathlib import Path
 
+import linting
 import pytest
+from linting import packaged_rules
 
 from megalint.diagnostics import Severity
-from megalint.engine import load_rules
-from megalint.pipeline import Settings, lint_text
 
 DATA = json.loads((Path(__file__).parent / "data" / "appendix_a.json").read_text())
-RULES = load_rules([])
+RULES = packaged_rules()
 LOADED = {r.code for r in RULES}
 VERSIONS = ("HEAD", "0.15", "0.12")
 
@@ -71,8 +71,7 @@ def script(scenario: dict) -> str:
 
 
 def lint(scenario: dict, version: str):
-    settings = Settings(rules=RULES, megatron_version=version, gpu=DATA["gpu"])
-    return lint_text(f"{scenario['id']}.sh", script(scenario), settings)
+    return linting.lint(script(scenario), version, DATA["gpu"], path=f"{scenario['id']}.sh")
 
 
 def expected_codes(scenario: dict, version: str) -> list[str]:

@@ -15,13 +15,11 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "oracle"))
 
+from linting import lint
 from oracle_data import load_rows  # noqa: E402
 
 from megalint.diagnostics import Severity  # noqa: E402
-from megalint.engine import load_rules  # noqa: E402
-from megalint.pipeline import Settings, lint_text  # noqa: E402
 
-RULES = load_rules([])
 GPU = {(7, 0): "v100", (8, 0): "a100-80gb", (9, 0): "h100", (10, 0): "b200"}
 VERSION = {"HEAD": None, "0.19.0": "0.19", "0.15.0": "0.15", "0.12.0": "0.12", "0.8.0": "0.8"}
 # Rules about the run, not about what Megatron's argument code accepts; and checks that fail
@@ -49,11 +47,7 @@ def script_for(row) -> str:
 
 def megalint_errors(row, version_label):
     gpu = GPU.get(tuple(row["gpu_capability"])) if row.get("gpu_capability") else None
-    res = lint_text(
-        "scenario.sh",
-        script_for(row),
-        Settings(rules=RULES, megatron_version=VERSION[version_label], gpu=gpu, with_memory=False),
-    )
+    res = lint(script_for(row), VERSION[version_label], gpu, path="scenario.sh", memory=False)
     return [d for d in res.diagnostics if d.severity == Severity.ERROR and d.code not in NOT_ARGUMENT_CHECKS]
 
 

@@ -7,13 +7,14 @@ says so, equals its `fixed` text.
 """
 
 import pytest
+from linting import packaged_rules
 
-from megalint.engine import check_example, example_id, iter_examples, load_rules
+from megalint.engine import check_example, example_id, iter_examples
 from megalint.fix import apply_edits, bash_parses
 from megalint.pipeline import Settings, lint_text
 from megalint.suppress import apply_suppressions, parse_directives
 
-RULES = load_rules([])
+RULES = packaged_rules()
 EXAMPLES = list(iter_examples(RULES))
 
 

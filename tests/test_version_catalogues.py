@@ -1,10 +1,9 @@
 """A release between the curated catalogues is bound with its own extracted flags and decided as itself."""
 
-from megalint.engine import load_rules
-from megalint.megatron.catalogue_choice import catalogue_for
-from megalint.pipeline import Settings, lint_text
+from linting import lint
 
-RULES = load_rules([])
+from megalint.megatron.catalogue_choice import catalogue_for
+
 SCRIPT = (
     "export CUDA_DEVICE_MAX_CONNECTIONS=1\n"
     "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 4 --hidden-size 256 --num-attention-heads 8 "
@@ -14,7 +13,7 @@ SCRIPT = (
 
 
 def codes(version):
-    res = lint_text("t.sh", SCRIPT, Settings(rules=RULES, megatron_version=version, with_memory=False))
+    res = lint(SCRIPT, version, memory=False)
     return {d.code for d in res.diagnostics}, res
 
 

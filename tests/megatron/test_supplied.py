@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 import pytest
+from linting import lint
 
-from megalint.engine import load_rules
 from megalint.megatron.argv_words import literal_argv
 from megalint.megatron.bind import bind
 from megalint.megatron.catalogue import Catalogue
 from megalint.megatron.supplied import FROM_CHECKPOINT, supplied_args
-from megalint.pipeline import Settings, lint_text
 from megalint.shell.values import Unknown
-
-RULES = load_rules([])
 
 
 def codes(text: str, version: str | None = None) -> list[str]:
-    result = lint_text("t.sh", text, Settings(rules=RULES, megatron_version=version, with_memory=False))
+    result = lint(text, version, memory=False)
     return sorted(d.code for d in result.diagnostics)
 
 

@@ -4,11 +4,11 @@ rule reads would be found and then silently dropped."""
 from __future__ import annotations
 
 import pytest
+from linting import packaged_rules
 
-from megalint.engine import load_rules
 from megalint.shell.facts import ShellFindingKind
 
-RULES = load_rules()
+RULES = packaged_rules()
 
 
 def _reads_kind(source: str, kind: ShellFindingKind) -> bool:
