@@ -20,10 +20,10 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from megalint.discovery import is_shell_script  # noqa: E402
+from megalint.errors import InputError  # noqa: E402
 from megalint.launch.extract import extract_launches  # noqa: E402
 from megalint.launch.view import pair_flags  # noqa: E402
 from megalint.shell.analyze import analyze_file  # noqa: E402
-from megalint.shell.parse import InputError  # noqa: E402
 
 PARALLEL_FLAGS = (
     "--tensor-model-parallel-size",

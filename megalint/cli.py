@@ -16,20 +16,18 @@ import textwrap
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from megalint.config import UsageError
+from megalint.errors import ExitCode, UsageError, internal_error_line
 
 if TYPE_CHECKING:
     from megalint.engine import Rule, RuleSet
 
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
-
 
 def _model_cmd(argv: list[str]) -> int:
+    from megalint.errors import InputError
     from megalint.launch.extract import extract_launches
     from megalint.launch.view import model_json, model_text
     from megalint.lint import parse_assume
     from megalint.shell.analyze import analyze_file
-    from megalint.shell.parse import InputError
 
     p = argparse.ArgumentParser(prog="megalint model", description="Show what megalint understood of a launch script.")
     p.add_argument("script")
@@ -54,7 +52,7 @@ def _model_cmd(argv: list[str]) -> int:
         print(json.dumps(model_json(facts, launches), indent=2, ensure_ascii=False))
     else:
         print(model_text(facts, launches))
-    return EXIT_CLEAN
+    return ExitCode.CLEAN
 
 
 # -- rule documentation --------------------------------------------------------------------
@@ -123,12 +121,12 @@ def _rules_cmd(argv: list[str]) -> int:
     known = _load(a.rule_dir).by_code()
     if a.json:
         print(json.dumps([known[c].to_json() for c in sorted(known)], indent=2, ensure_ascii=False))
-        return EXIT_CLEAN
+        return ExitCode.CLEAN
     for code in sorted(known):
         r = known[code]
         fix = "[*]" if r.fix else "   "
         print(f"{code:6} {fix} {r.name:34} {r.severity.value:8} {r.summary}")
-    return EXIT_CLEAN
+    return ExitCode.CLEAN
 
 
 def _rule_cmd(argv: list[str]) -> int:
@@ -142,7 +140,7 @@ def _rule_cmd(argv: list[str]) -> int:
         print(json.dumps(data, indent=2, ensure_ascii=False))
     else:
         sys.stdout.write(rule_text(data))
-    return EXIT_CLEAN
+    return ExitCode.CLEAN
 
 
 def _explain_cmd(argv: list[str]) -> int:
@@ -188,27 +186,18 @@ def main(argv: list[str] | None = None) -> int:
             return run_guarded(SUBCOMMANDS[argv[0]], argv[1:])
         if argv and argv[0] in ("--version", "-V"):
             print(version_text())
-            return EXIT_CLEAN
+            return ExitCode.CLEAN
         return run_guarded(lint_main, argv)
     except SystemExit as exc:  # argparse: --help is 0, a bad option 2
-        return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
+        return int(exc.code) if isinstance(exc.code, int) else ExitCode.USAGE
     except KeyboardInterrupt:
-        return 130
+        return ExitCode.INTERRUPTED
     except BrokenPipeError:  # `megalint … | head`
         try:
             sys.stdout = open(os.devnull, "w")
         except OSError:
             pass
-        return EXIT_CLEAN
+        return ExitCode.CLEAN
     except Exception as exc:  # noqa: BLE001 - the one place a user must never see a traceback
-        print(f"megalint: {_internal(exc)}", file=sys.stderr)
-        return EXIT_INTERNAL
-
-
-def _internal(exc: Exception) -> str:
-    try:
-        from megalint.lint import internal_error_line
-
-        return internal_error_line(exc)
-    except Exception:  # noqa: BLE001 - the import itself may be what failed
-        return f"internal error: {type(exc).__name__}. Please report it."
+        print(f"megalint: {internal_error_line(exc)}", file=sys.stderr)
+        return ExitCode.INTERNAL

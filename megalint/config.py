@@ -30,6 +30,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+from megalint.errors import ConfigError
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -52,14 +54,6 @@ _KEYS: dict[str, type] = {
     "severity": dict,
     "per-file-ignores": dict,
 }
-
-
-class UsageError(Exception):
-    """Something the user asked for that megalint cannot do (exit status 2)."""
-
-
-class ConfigError(UsageError):
-    """A configuration file megalint cannot use; the message starts with file:line:col."""
 
 
 @dataclass

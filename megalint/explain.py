@@ -17,9 +17,10 @@ from megalint.diagnostics import Diagnostic
 from megalint.engine import Evaluation, RuleSet, Target, evaluate
 from megalint.engine.evaluate import FAILED, FIRED, NOT_APPLICABLE, PASSED, UNDECIDED
 from megalint.engine.rule import LAUNCH, SCRIPT
+from megalint.errors import ExitCode, InputError, UsageError
 from megalint.pipeline import FileResult, lint_text
 from megalint.rulecontext.locator import LaunchLocator
-from megalint.shell.parse import InputError, decode
+from megalint.shell.parse import decode
 from megalint.suppress import apply_suppressions
 
 GROUPS = ("fired", "undecided", "failed", "passed", "not-applicable")
@@ -176,8 +177,7 @@ def _groups(groups: dict) -> list[str]:
 
 
 def explain_main(argv: list[str]) -> int:
-    from megalint.config import UsageError
-    from megalint.lint import EXIT_CLEAN, EXIT_USAGE, Runner, add_analysis_options, check_analysis_options
+    from megalint.lint import Runner, add_analysis_options, check_analysis_options
 
     p = argparse.ArgumentParser(
         prog="megalint explain",
@@ -191,7 +191,7 @@ def explain_main(argv: list[str]) -> int:
     check_analysis_options(args)
     runner = Runner(args)
     reports = []
-    status = EXIT_CLEAN
+    status = ExitCode.CLEAN
     for path in args.paths:
         if not os.path.isfile(path):
             raise UsageError(f"{path}: no such file")
@@ -201,7 +201,7 @@ def explain_main(argv: list[str]) -> int:
                 text = decode(path, fh.read())
         except (InputError, OSError) as exc:
             print(f"megalint: {exc}", file=sys.stderr)
-            status = EXIT_USAGE
+            status = ExitCode.USAGE
             continue
         result = lint_text(path, text, setup.settings)
         reports.append(explain_result(result, setup.selected, text))

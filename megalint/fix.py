@@ -26,7 +26,7 @@ MAX_PASSES = 100
 
 
 class OverlappingEdits(ValueError):
-    pass
+    """Two edits overlap; apply_fixes keeps such a fix back, so it never leaves this module from there."""
 
 
 def line_starts(text: str) -> list[int]:

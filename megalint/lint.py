@@ -14,19 +14,19 @@ from dataclasses import dataclass, replace
 from typing import TextIO
 
 from megalint import __version__
-from megalint.config import THRESHOLDS, Config, ConfigError, UsageError, config_in, load_config
+from megalint.config import THRESHOLDS, Config, config_in, load_config
 from megalint.diagnostics import Diagnostic, Severity
 from megalint.discovery import STDIN, Excludes, Job, discover
 from megalint.engine import Rule, RuleFileError, RuleInfo, RuleSet, load_rules
-from megalint.output import HUMAN_FORMATS, OutputFormatError, parse_output_formats, render
+from megalint.errors import ExitCode, InputError, UsageError, internal_error_line
+from megalint.output import HUMAN_FORMATS, parse_output_formats, render
 from megalint.output.common import RenderOptions, color_enabled
 from megalint.pipeline import FileResult, Settings, lint_text
 from megalint.selection import Catalog, Layer, check_selectors, matches, selected_codes, severity_for
-from megalint.shell.parse import InputError, decode
+from megalint.shell.parse import decode
 from megalint.source import SourceFile, Span
 from megalint.suppress import apply_suppressions, parse_directives, suppression_rules
 
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 DEFAULT_THRESHOLD = "warning"
 DEFAULT_WIDTH = 100
 BOM = "\ufeff"
@@ -371,10 +371,7 @@ def _note(message: str) -> None:
 
 def lint_main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    try:
-        targets = parse_output_formats(args.output_format)
-    except OutputFormatError as exc:
-        raise UsageError(str(exc)) from None
+    targets = parse_output_formats(args.output_format)
     check_analysis_options(args)
     if args.stdin_filename is not None and not args.paths:
         args.paths = [STDIN]
@@ -439,14 +436,14 @@ def lint_main(argv: list[str]) -> int:
         if fixed:
             _note(f"fixed {fixed} finding(s)")
     if errors["internal"]:
-        return EXIT_INTERNAL
+        return ExitCode.INTERNAL
     if errors["input"]:
-        return EXIT_USAGE
+        return ExitCode.USAGE
     if args.exit_zero:
-        return EXIT_CLEAN
+        return ExitCode.CLEAN
     if args.diff:
-        return EXIT_FINDINGS if any_diff else EXIT_CLEAN
-    return EXIT_FINDINGS if failing else EXIT_CLEAN
+        return ExitCode.FINDINGS if any_diff else ExitCode.CLEAN
+    return ExitCode.FINDINGS if failing else ExitCode.CLEAN
 
 
 def _names(job: Job, stdin_filename: str | None) -> tuple[str, str]:
@@ -474,12 +471,6 @@ def _writer(job: Job, bom: str):
                 fh.write(bom + text)
 
     return write
-
-
-def internal_error_line(exc: BaseException, where: str | None = None) -> str:
-    place = f" while checking {where}" if where else ""
-    detail = str(exc).replace("\n", " ").strip()
-    return f"internal error{place}: {type(exc).__name__}{': ' + detail if detail else ''}. Please report it."
 
 
 def _width(is_tty: bool) -> int:
@@ -539,22 +530,15 @@ def run_guarded(fn, argv: list[str]) -> int:
         return fn(argv)
     except UsageError as exc:  # ConfigError included
         _note(str(exc))
-        return EXIT_USAGE
+        return ExitCode.USAGE
     except RuleFileError as exc:
         print(str(exc), file=sys.stderr)
-        return EXIT_USAGE
+        return ExitCode.USAGE
 
 
 __all__ = [
-    "EXIT_CLEAN",
-    "EXIT_FINDINGS",
-    "EXIT_USAGE",
-    "EXIT_INTERNAL",
-    "ConfigError",
-    "UsageError",
     "build_parser",
     "finalise",
-    "internal_error_line",
     "lint_main",
     "parse_assume",
     "run_guarded",

@@ -15,9 +15,9 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from megalint.config import UsageError
 from megalint.diagnostics import Severity
 from megalint.engine.rule import RuleInfo
+from megalint.errors import UsageError
 
 ALL = "ALL"
 EXACT = 100

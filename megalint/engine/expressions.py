@@ -21,6 +21,7 @@ import cel.stdlib
 
 from megalint.engine.context import DEST_ROOTS, MAPPING_ROOTS, MISSING, ROOTS, lookup
 from megalint.engine.versions import VERSION_ROOT, VERSION_TESTS, VersionError, parse_version
+from megalint.errors import RuleDefinitionError
 
 _STDLIB_EXTENSIONS = ["core", "strings", "math", "sets", "lists"]
 
@@ -83,7 +84,7 @@ _TOKEN = re.compile(
 )
 
 
-class ExprError(Exception):
+class ExprError(RuleDefinitionError):
     """An expression that cannot be used: `offset` is the 0-based position in its source."""
 
     def __init__(self, message: str, offset: int = 0):
@@ -173,14 +174,15 @@ def scan(source: str, toks: list[tuple[str, str, int]] | None = None) -> Scan:
 
 
 class NeedInputs(Exception):
-    """Evaluation reached a value the context does not have."""
+    """Evaluation reached a value the context does not have; never leaves megalint.engine, where it
+    makes the rule undecided."""
 
     def __init__(self, paths: tuple[str, ...]):
         super().__init__(", ".join(paths))
         self.paths = paths
 
 
-class EvalFailure(Exception):
+class EvalFailure(RuleDefinitionError):
     """Evaluation failed for another reason (a type mismatch, a division by zero ...)."""
 
 

@@ -26,6 +26,7 @@ from ruamel.yaml.scalarstring import (
 )
 
 from megalint.engine import yamlpos
+from megalint.errors import RuleDefinitionError
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,7 @@ class RuleError:
         return f"{self.path}:{self.line}:{self.column}: {self.message}"
 
 
-class RuleFileError(Exception):
+class RuleFileError(RuleDefinitionError):
     """One or more rule files are invalid; `str()` is one `file:line:col: message` per line."""
 
     def __init__(self, errors: list[RuleError]):

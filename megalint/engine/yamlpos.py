@@ -38,7 +38,8 @@ _STYLES = {
 
 
 class _Fallback(Exception):
-    pass
+    """The fast loader met what only ruamel reads as megalint expects; never leaves this module,
+    where ruamel then loads the document."""
 
 
 def load_ruamel(text: str) -> Any:

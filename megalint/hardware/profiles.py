@@ -29,6 +29,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from megalint.errors import DataFormatError
 from megalint.source import Span
 
 __all__ = [
@@ -124,8 +125,8 @@ class Detection:
 # loading
 
 
-class ProfileError(ValueError):
-    pass
+class ProfileError(DataFormatError, ValueError):
+    """A GPU profile file that does not follow its format."""
 
 
 def _norm(text: str) -> str:

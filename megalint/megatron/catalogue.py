@@ -56,6 +56,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from megalint.errors import DataFormatError
 from megalint.megatron import versions as _versions
 from megalint.megatron.versions import KNOWN_VERSIONS, known_versions, resolve_version, version_key
 
@@ -96,7 +97,7 @@ NO_VALUE_ACTIONS = frozenset(
 )
 
 
-class CatalogueError(ValueError):
+class CatalogueError(DataFormatError, ValueError):
     """A catalogue file that does not follow the format."""
 
 

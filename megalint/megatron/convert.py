@@ -8,12 +8,15 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from megalint.errors import ScriptError
 from megalint.megatron.bound import ProblemKind
 from megalint.megatron.catalogue import DefaultExpr, FlagSpec
 from megalint.shell.values import Unknown
 
 
-class InvalidValue(Exception):
+class InvalidValue(ScriptError):
+    """A value Megatron-LM's parser would reject for its option; binding reports it as a problem."""
+
     def __init__(self, kind: ProblemKind, message: str):
         super().__init__(message)
         self.kind = kind

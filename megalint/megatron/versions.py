@@ -19,6 +19,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from megalint.errors import MegalintError
+
 HEAD = "HEAD"
 
 # Newest first. HEAD is NVIDIA/Megatron-LM main at d98e8a64.
@@ -40,7 +42,7 @@ _RELEASE = re.compile(
 _COMPARATOR = re.compile(r"^\s*(>=|<=|==|!=|>|<|=)?\s*(\S+)\s*$")
 
 
-class VersionError(ValueError):
+class VersionError(MegalintError, ValueError):
     """A version, or a version range, that megalint cannot read."""
 
 

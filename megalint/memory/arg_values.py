@@ -6,8 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from megalint.errors import ScriptError
 
-class InvalidConfig(ValueError):
+
+class InvalidConfig(ScriptError, ValueError):
     """The arguments describe no valid Megatron layout for this world size."""
 
 

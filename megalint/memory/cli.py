@@ -15,12 +15,12 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
+from megalint.errors import ExitCode, UsageError
+
 from .report import TERM_LABELS
 
 if TYPE_CHECKING:
     from rich.console import Console
-
-EXIT_OK, EXIT_USAGE = 0, 2
 
 # term -> (bar character without colour, colour); one character per term so that the bar
 # still reads when it is not coloured
@@ -64,10 +64,6 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-class _Usage(Exception):
-    pass
-
-
 def memory_main(argv: list[str], stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     """Run `megalint memory`; returns the exit status (0 shown, 2 bad input)."""
     out = stdout or sys.stdout
@@ -75,26 +71,26 @@ def memory_main(argv: list[str], stdout: TextIO | None = None, stderr: TextIO | 
     try:
         ns = _parser().parse_args(argv)
     except SystemExit as exc:
-        return EXIT_OK if exc.code == 0 else EXIT_USAGE
+        return ExitCode.CLEAN if exc.code == 0 else ExitCode.USAGE
     try:
         report = build_report(
             ns.script, gpu=ns.gpu, megatron_version=ns.megatron_version, assume=_parse_assume(ns.assume)
         )
-    except _Usage as exc:
+    except UsageError as exc:
         print(f"megalint: {exc}", file=err)
-        return EXIT_USAGE
+        return ExitCode.USAGE
     if ns.json:
         out.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
     else:
         render_text(report, out, ns.color)
-    return EXIT_OK
+    return ExitCode.CLEAN
 
 
 def _parse_assume(items: list[str]) -> dict[str, str]:
     res = {}
     for item in items:
         if "=" not in item:
-            raise _Usage(f"--assume takes NAME=VALUE, got `{item}`")
+            raise UsageError(f"--assume takes NAME=VALUE, got `{item}`")
         k, v = item.split("=", 1)
         res[k.strip()] = v
     return res
@@ -108,16 +104,17 @@ def build_report(
 ) -> dict[str, Any]:
     """Everything `megalint memory` shows, as plain JSON-able data."""
     from megalint.engine import RuleSet
+    from megalint.errors import InputError
     from megalint.pipeline import Settings, lint_text
-    from megalint.shell.parse import InputError, decode
+    from megalint.shell.parse import decode
 
     try:
         data = sys.stdin.buffer.read() if path == "-" else open(path, "rb").read()
         text = decode(path, data)
     except InputError as exc:
-        raise _Usage(str(exc)) from None
+        raise UsageError(str(exc)) from None
     except OSError as exc:
-        raise _Usage(f"{path}: cannot read: {exc.strerror or exc}") from None
+        raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
     settings = Settings(
         rules=RuleSet([]),
         megatron_version=megatron_version,
@@ -128,7 +125,7 @@ def build_report(
     try:
         result = lint_text(path, text, settings)
     except ValueError as exc:  # unknown GPU or Megatron version
-        raise _Usage(str(exc)) from None
+        raise UsageError(str(exc)) from None
     launches = []
     profile = None
     for i, lr in enumerate(result.launches):

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from megalint.diagnostics import Diagnostic
 from megalint.engine.rule import RuleInfo
+from megalint.errors import UsageError
 from megalint.output import concise, full, github, gitlab, grouped, json_format, junit, sarif
 from megalint.output.common import RenderOptions
 from megalint.source import SourceFile
@@ -42,8 +43,8 @@ class OutputTarget:
     path: str | None  # None: standard output
 
 
-class OutputFormatError(ValueError):
-    pass
+class OutputFormatError(UsageError, ValueError):
+    """An --output-format that names no format, or two that write to one file."""
 
 
 def parse_output_format(value: str) -> OutputTarget:

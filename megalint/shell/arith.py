@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from megalint.errors import ScriptError
+
 _TOKEN = re.compile(
     r"\s*(?:(?P<num>0[xX][0-9a-fA-F]+|[0-9]+#[0-9a-zA-Z@_]+|[0-9]+)"
     r"|(?P<name>[A-Za-z_][A-Za-z_0-9]*)"
@@ -17,12 +19,13 @@ _TOKEN = re.compile(
 )
 
 
-class ArithError(Exception):
+class ArithError(ScriptError):
     """The expression is not valid bash arithmetic (bash would fail too)."""
 
 
 class ArithUnknown(Exception):
-    """A value needed by the expression cannot be known statically."""
+    """A value needed by the expression cannot be known statically; never leaves the shell front
+    end, where its reason becomes an unknown value's."""
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason)

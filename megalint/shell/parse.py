@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import tree_sitter
 import tree_sitter_bash
 
+from megalint.errors import InputError
 from megalint.source import SourceFile, Span
 
 if TYPE_CHECKING:
@@ -45,10 +46,6 @@ _NOT_PLACEHOLDER_CONTEXT = {
     "ansi_c_string",
     "string_content",
 }
-
-
-class InputError(Exception):
-    """A file that is not a readable shell script."""
 
 
 @dataclass

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import time
 
+from megalint.errors import InputError
 from megalint.launch.extract import extract_launches
 from megalint.shell.analyze import analyze_file, analyze_text
-from megalint.shell.parse import InputError
 
 # Per input, on the slow end of a laptop core. The evaluator's budgets are what bound it;
 # this only catches a budget that stopped working.

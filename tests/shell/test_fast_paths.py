@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import pytest
 
+from megalint.errors import InputError
 from megalint.shell.analyze import analyze_parsed
 from megalint.shell.interp import fast_paths
-from megalint.shell.parse import InputError, parse_text
+from megalint.shell.parse import parse_text
 from tests.shell.observe import FIXTURES, ROOT, generator, seen, word, write_generated
 
 

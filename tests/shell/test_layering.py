@@ -1,5 +1,5 @@
 """The shell stage runs first: it imports nothing of the stages that run after it (launch,
-megatron, rules), only itself and the source model."""
+megatron, rules), only itself, the source model and the error hierarchy."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import megalint.shell
 
 SHELL = Path(megalint.shell.__file__).parent
-ALLOWED = ("megalint.shell", "megalint.source")
+ALLOWED = ("megalint.shell", "megalint.source", "megalint.errors")
 
 
 def _imports(path: Path) -> list[str]:

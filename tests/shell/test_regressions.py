@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from megalint.errors import InputError
 from megalint.shell import arith
 from megalint.shell.analyze import analyze_text as _analyze_text
-from megalint.shell.parse import InputError
 from tests.shell.robust import run_bytes as _run_bytes
 from tests.shell.robust import run_text as _run_text
 

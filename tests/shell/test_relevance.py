@@ -12,9 +12,10 @@ import re
 
 import pytest
 
+from megalint.errors import InputError
 from megalint.shell.analyze import analyze_parsed
 from megalint.shell.interp import Evaluator
-from megalint.shell.parse import InputError, parse_text
+from megalint.shell.parse import parse_text
 from megalint.shell.relevance import names_read, skippable
 from tests.shell.observe import FIXTURES, ROOT, generator, seen, write_generated
 

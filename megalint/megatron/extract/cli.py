@@ -9,23 +9,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import NoReturn
+
+from megalint.errors import ExitCode
 
 from .sources import ExtractError
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:  # argparse exits with 2 already; keep its message short and ours
-        self.print_usage(sys.stderr)
-        raise _UsageError(message)
-
-
-class _UsageError(Exception):
-    pass
-
-
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(
+    p = argparse.ArgumentParser(
         prog="megalint catalogue",
         description="Extract the Megatron-LM command-line flag catalogue from a source tree or a megatron-core wheel "
         "(>= 0.17), by reading megatron/training/arguments.py and the config dataclasses it expands. "
@@ -53,22 +44,19 @@ def main(argv: list[str]) -> int:
 
     try:
         args = build_parser().parse_args(argv)
-    except _UsageError as exc:
-        print(f"megalint catalogue: error: {exc}", file=sys.stderr)
-        return 2
-    except SystemExit as exc:  # --help
+    except SystemExit as exc:  # --help, or a usage error argparse has reported
         return int(exc.code or 0)
     try:
         catalogue = extract_catalogue(args.source, version_label=args.version_label)
     except ExtractError as exc:
         print(f"megalint catalogue: error: {exc}", file=sys.stderr)
-        return 2
+        return ExitCode.USAGE
     except Exception as exc:  # a defect in the extractor, not in the input: say so in one line
         print(
             f"megalint catalogue: internal error while reading {args.source}: {type(exc).__name__}: {exc}",
             file=sys.stderr,
         )
-        return 3
+        return ExitCode.INTERNAL
     if not args.quiet:
         for w in catalogue.warnings:
             print(f"megalint catalogue: warning: {w}", file=sys.stderr)
@@ -79,11 +67,11 @@ def main(argv: list[str]) -> int:
                 fp.write(text)
         except OSError as exc:
             print(f"megalint catalogue: error: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
-            return 2
+            return ExitCode.USAGE
         print(
             f"megalint catalogue: {len(catalogue.flags)} flags of {catalogue.version} written to {args.output}",
             file=sys.stderr,
         )
     else:
         sys.stdout.write(text)
-    return 0
+    return ExitCode.CLEAN

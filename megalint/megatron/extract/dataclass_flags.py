@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from megalint.errors import InputError
+
 from .kwargs import action_name, nargs_value, type_name
 from .model import Flag, build_flag
 from .pymodules import ClassRef, ExternalRef, ValueRef, dotted_name
@@ -40,8 +42,9 @@ _BARE_GENERICS = {
 }
 
 
-class TypeInferenceError(Exception):
-    pass
+class TypeInferenceError(InputError):
+    """A class or annotation of the Megatron-LM source that the extractor cannot turn into argparse
+    types; the extraction goes on without what it describes."""
 
 
 # ---- annotation terms (what typing.get_origin/get_args would report) ------------------------------------

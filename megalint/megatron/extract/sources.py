@@ -9,10 +9,12 @@ import os
 import zipfile
 from pathlib import Path
 
+from megalint.errors import InputError
+
 ARGUMENTS_PATHS = ("megatron/training/arguments.py", "megatron/arguments.py")
 
 
-class ExtractError(Exception):
+class ExtractError(InputError):
     """Bad input: the path is not a Megatron-LM tree or wheel, or its arguments cannot be read."""
 
 

@@ -34,7 +34,8 @@ _MAX_POW_EXPONENT = 4096
 
 
 class NotLiteral(Exception):
-    """The expression has no value that can be known without running code."""
+    """The expression has no value that can be known without running code; never leaves
+    megalint.megatron.extract, where the source text is kept instead."""
 
 
 @dataclass(frozen=True)

@@ -47,7 +47,7 @@ POSITIONAL = "\0positional"
 
 class NeedsReads(Exception):
     """Text met while running reads a variable that a statement passed over assigns: the run
-    must start again with those names read (None: any name)."""
+    must start again with those names read (None: any name); it never leaves this module."""
 
     def __init__(self, names: frozenset[str] | None) -> None:
         super().__init__("restart")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
+from megalint.errors import InputError
 from megalint.shell.facts import UnreadReason
 from megalint.shell.headers import implied_environment, read_headers
 from megalint.shell.interp import algebra, commands, expansion
@@ -26,7 +27,7 @@ from megalint.shell.interp.state import (
     Var,
 )
 from megalint.shell.interp.syntax import assigned_names, effective_start, plain_name
-from megalint.shell.parse import InputError, ParsedScript, parse_file
+from megalint.shell.parse import ParsedScript, parse_file
 from megalint.shell.values import Segment, Unknown, Word
 from megalint.source import Span
 
@@ -35,7 +36,8 @@ if TYPE_CHECKING:
 
 
 class _TooLarge(InputError):
-    """A sourced file larger than MAX_SOURCE_BYTES."""
+    """A sourced file larger than MAX_SOURCE_BYTES; never leaves this module, where it becomes the
+    reason the file is not read."""
 
 
 # ---------------------------------------------------------------------- source / .
