@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from megalint.diagnostics import Applicability, Diagnostic, Edit
+from megalint.shell.parse import parse_bash
 
 MAX_PASSES = 100
 
@@ -116,9 +117,7 @@ def apply_edits(text: str, edits: Iterable[Edit]) -> str:
 
 def bash_parses(text: str) -> bool:
     """True when tree-sitter-bash parses `text` without an error node."""
-    from megalint.suppress import _bash_parser  # one cached parser for both modules
-
-    return not _bash_parser().parse(text.encode("utf-8")).root_node.has_error
+    return not parse_bash(text.encode("utf-8")).root_node.has_error
 
 
 def is_applicable(d: Diagnostic, unsafe: bool, path: str | None = None) -> bool:

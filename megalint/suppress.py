@@ -30,12 +30,12 @@ import difflib
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from functools import lru_cache
 
 from megalint.diagnostics import Applicability, Diagnostic, Edit, Fix
 from megalint.engine.evaluate import emit
 from megalint.engine.loader import packaged_rules
 from megalint.engine.rule import Rule
+from megalint.shell.parse import parse_bash
 from megalint.source import SourceFile, Span
 
 UNUSED = "ML001"
@@ -112,18 +112,10 @@ class Directive:
 CommandRanges = Sequence[tuple[int, int]] | Callable[[int], "tuple[int, int] | None"]
 
 
-@lru_cache(maxsize=1)
-def _bash_parser():
-    import tree_sitter
-    import tree_sitter_bash
-
-    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
-
-
 def scan(text: str, path: str = "<script>") -> tuple[list[Span], list[tuple[int, int]]]:
     """Comment spans and statement line ranges of a script, from tree-sitter-bash."""
     sf = SourceFile(path, text)
-    tree = _bash_parser().parse(sf.data)
+    tree = parse_bash(sf.data)
     comments: list[Span] = []
     ranges: list[tuple[int, int]] = []
     stack = [tree.root_node]

@@ -139,11 +139,14 @@ def find_nodes(node: tree_sitter.Node, query: str) -> dict[str, list[tree_sitter
     return tree_sitter.QueryCursor(q).captures(node)
 
 
-def new_parser() -> tree_sitter.Parser:
-    return tree_sitter.Parser(_LANGUAGE)
+# The one tree-sitter-bash parser of the process: parse_text below, and the readers of a script
+# as written (suppression comments, whether a fixed script still parses) through parse_bash.
+_PARSER = tree_sitter.Parser(_LANGUAGE)
 
 
-_PARSER = new_parser()
+def parse_bash(data: bytes) -> tree_sitter.Tree:
+    """tree-sitter-bash's tree of `data` as it stands, without the normalisations of parse_text."""
+    return _PARSER.parse(data)
 
 
 def decode(path: str, data: bytes) -> str:
