@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from megalint.lint import build_parser
+from megalint.cli.check import build_parser
 
 from .conftest import CLEAN, ERROR, INFO, WARN
 
@@ -107,30 +107,30 @@ def test_unreadable_file(megalint, scripts):
 
 def test_unreadable_file_any_user(megalint, scripts, monkeypatch):
     # Root reads anything; make the read fail the way a permission error does.
-    import megalint.lint as lint
+    import megalint.cli.check as check
 
     bad = scripts("secret.sh", CLEAN)
     good = scripts("job.sh", ERROR)
-    real = lint._read
+    real = check._read
 
     def read(path):
         if path == str(bad):
             raise PermissionError(13, "Permission denied")
         return real(path)
 
-    monkeypatch.setattr(lint, "_read", read)
+    monkeypatch.setattr(check, "_read", read)
     r = megalint("--isolated", "--output-format", "concise", str(bad), str(good))
     assert r.rc == 2 and r.err.strip() == f"megalint: {bad}: cannot read: Permission denied"
     assert r.codes == ["ML101"]
 
 
 def test_internal_error_in_one_file(megalint, scripts, monkeypatch):
-    import megalint.lint as lint
+    import megalint.cli.check as check
 
     def boom(path, text, settings):
         raise RuntimeError("the evaluator fell over\nsecond line")
 
-    monkeypatch.setattr(lint, "lint_text", boom)
+    monkeypatch.setattr(check, "lint_text", boom)
     p = scripts("job.sh", CLEAN)
     r = megalint("--isolated", str(p))
     assert r.rc == 3
@@ -143,12 +143,12 @@ def test_internal_error_in_one_file(megalint, scripts, monkeypatch):
 
 
 def test_internal_error_outside_files(megalint, monkeypatch):
-    import megalint.lint as lint
+    import megalint.cli.check as check
 
     def boom(*a, **k):
         raise KeyError("x")
 
-    monkeypatch.setattr(lint, "parse_output_formats", boom)
+    monkeypatch.setattr(check, "parse_output_formats", boom)
     r = megalint("--isolated", "x.sh")
     assert r.rc == 3
     assert r.err == "megalint: internal error: KeyError: 'x'. Please report it.\n"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from megalint.lint import lint_main
+from megalint.cli.check import main as lint_main
 
 # ML101 at line 5 (the TP value), ML301 at the --nnodes value, ML014 at line 1.
 BODY = """\

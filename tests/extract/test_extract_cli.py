@@ -1,4 +1,4 @@
-"""`megalint catalogue` (catalogue_main): output file, messages and exit codes."""
+"""`megalint catalogue`: output file, messages and exit codes."""
 
 from __future__ import annotations
 
@@ -6,7 +6,11 @@ import json
 
 from synthetic_tree import expected_flags, write_tree, write_wheel
 
-from megalint.megatron.extract import catalogue_main
+from megalint.cli import main
+
+
+def catalogue_main(argv: list[str]) -> int:
+    return main(["catalogue", *argv])
 
 
 def test_writes_catalogue_json(tmp_path, capsys):

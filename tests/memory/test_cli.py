@@ -1,13 +1,14 @@
-"""`megalint memory` (memory_main) and the memory rules through the lint command."""
+"""`megalint memory` and the memory rules through the lint command."""
 
 import io
 import json
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
 
-from megalint.lint import lint_main
-from megalint.memory.cli import memory_main
+from megalint.cli import main
+from megalint.cli.check import main as lint_main
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "memory"
 GIB = 2**30
@@ -15,7 +16,8 @@ GIB = 2**30
 
 def run_memory(*argv):
     out, err = io.StringIO(), io.StringIO()
-    rc = memory_main(list(argv), stdout=out, stderr=err)
+    with redirect_stdout(out), redirect_stderr(err):
+        rc = main(["memory", *argv])
     return rc, out.getvalue(), err.getvalue()
 
 

@@ -4,7 +4,7 @@
     catalogue = extract_catalogue("megatron_core-0.19.2-...whl")      # a wheel, read in memory
     json.dump(catalogue.to_json(), fp)
 
-`megalint catalogue --from PATH [-o FILE] [--version-label X]` is `catalogue_main`.
+`megalint catalogue --from PATH [-o FILE] [--version-label X]` writes it (megalint/cli/catalogue.py).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from .parser_walk import ParserWalker
 from .pymodules import ModuleIndex
 from .sources import ExtractError, SourceTree, open_tree
 
-__all__ = ["Catalogue", "ExtractError", "Flag", "catalogue_main", "extract_catalogue", "extract_from_tree"]
+__all__ = ["Catalogue", "ExtractError", "Flag", "extract_catalogue", "extract_from_tree"]
 
 
 def extract_catalogue(
@@ -76,9 +76,3 @@ def _version_from_tree(tree: SourceTree) -> str | None:
     if not all(k in parts for k in ("MAJOR", "MINOR", "PATCH")):
         return None
     return f"{parts['MAJOR']}.{parts['MINOR']}.{parts['PATCH']}{parts.get('PRE_RELEASE', '')}"
-
-
-def catalogue_main(argv: list[str]) -> int:
-    from .cli import main
-
-    return main(argv)

@@ -15,9 +15,9 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
+from megalint.cli.analysis import parse_assume
 from megalint.errors import ExitCode, UsageError
-
-from .report import TERM_LABELS
+from megalint.memory.report import TERM_LABELS
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -64,36 +64,16 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def memory_main(argv: list[str], stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+def main(argv: list[str]) -> int:
     """Run `megalint memory`; returns the exit status (0 shown, 2 bad input)."""
-    out = stdout or sys.stdout
-    err = stderr or sys.stderr
-    try:
-        ns = _parser().parse_args(argv)
-    except SystemExit as exc:
-        return ExitCode.CLEAN if exc.code == 0 else ExitCode.USAGE
-    try:
-        report = build_report(
-            ns.script, gpu=ns.gpu, megatron_version=ns.megatron_version, assume=_parse_assume(ns.assume)
-        )
-    except UsageError as exc:
-        print(f"megalint: {exc}", file=err)
-        return ExitCode.USAGE
+    ns = _parser().parse_args(argv)
+    assume = parse_assume(ns.assume, allow_empty_name=True)
+    report = build_report(ns.script, gpu=ns.gpu, megatron_version=ns.megatron_version, assume=assume)
     if ns.json:
-        out.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
     else:
-        render_text(report, out, ns.color)
+        render_text(report, sys.stdout, ns.color)
     return ExitCode.CLEAN
-
-
-def _parse_assume(items: list[str]) -> dict[str, str]:
-    res = {}
-    for item in items:
-        if "=" not in item:
-            raise UsageError(f"--assume takes NAME=VALUE, got `{item}`")
-        k, v = item.split("=", 1)
-        res[k.strip()] = v
-    return res
 
 
 # ------------------------------------------------------------------------------ the report
@@ -151,7 +131,7 @@ def build_report(
         launches.append(entry)
     gpu_info: dict[str, Any]
     if profile is not None:
-        from .report import usable_memory
+        from megalint.memory.report import usable_memory
 
         usable, upper = usable_memory(profile)
         gpu_info = {"name": profile.name, "id": profile.id, "usable_bytes": usable, "usable_is_largest_variant": upper}

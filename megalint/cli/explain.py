@@ -13,6 +13,9 @@ import os
 import sys
 from dataclasses import dataclass, field
 
+from megalint.cli.analysis import add_analysis_options, check_analysis_options
+from megalint.cli.check import Runner
+from megalint.cli.check import directives as find_directives
 from megalint.diagnostics import Diagnostic
 from megalint.engine import Evaluation, RuleSet, Target, evaluate
 from megalint.engine.evaluate import FAILED, FIRED, NOT_APPLICABLE, PASSED, UNDECIDED
@@ -78,8 +81,6 @@ def _finding(d: Diagnostic, suppressed: bool) -> dict:
 
 def explain_result(result: FileResult, rules: RuleSet, text: str) -> dict:
     launch_rules, shell_rules = rules.select(scope=LAUNCH), rules.select(scope=SCRIPT)
-    from megalint.lint import directives as find_directives
-
     directives = find_directives(result, text, result.path)
     known = {r.code: r.name for r in rules}
 
@@ -176,9 +177,7 @@ def _groups(groups: dict) -> list[str]:
     return out
 
 
-def explain_main(argv: list[str]) -> int:
-    from megalint.lint import Runner, add_analysis_options, check_analysis_options
-
+def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(
         prog="megalint explain",
         description="For each launch of a script: the rules that fired, passed, "

@@ -11,8 +11,8 @@ import json
 import sys
 
 from megalint.errors import ExitCode
-
-from .sources import ExtractError
+from megalint.megatron.extract import extract_catalogue
+from megalint.megatron.extract.sources import ExtractError
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -40,12 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str]) -> int:
-    from . import extract_catalogue
-
-    try:
-        args = build_parser().parse_args(argv)
-    except SystemExit as exc:  # --help, or a usage error argparse has reported
-        return int(exc.code or 0)
+    args = build_parser().parse_args(argv)
     try:
         catalogue = extract_catalogue(args.source, version_label=args.version_label)
     except ExtractError as exc:

@@ -14,6 +14,8 @@ from dataclasses import dataclass, replace
 from typing import TextIO
 
 from megalint import __version__
+from megalint.cli.analysis import add_analysis_options, check_analysis_options, parse_assume
+from megalint.cli.guard import note
 from megalint.config import THRESHOLDS, Config, config_in, load_config
 from megalint.diagnostics import Diagnostic, Severity
 from megalint.discovery import STDIN, Excludes, Job, discover
@@ -104,63 +106,10 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def add_analysis_options(p: argparse.ArgumentParser) -> None:
-    """Options of every command that lints: rules, configuration and what the job runs on."""
-    sel = p.add_argument_group("rule selection (a code, a rule name, a code prefix or ALL)")
-    sel.add_argument("--select", action="append", default=None, metavar="RULE", help="only these rules")
-    sel.add_argument("--extend-select", action="append", default=[], metavar="RULE", help="these rules as well")
-    sel.add_argument("--ignore", action="append", default=[], metavar="RULE", help="not these rules")
-    sel.add_argument("--rule-dir", action="append", default=[], metavar="DIR", help="an extra folder of YAML rules")
-    inp = p.add_argument_group("what the script runs on")
-    inp.add_argument(
-        "--megatron-version", help="Megatron-LM version of the job (default: the configuration, else the newest)"
-    )
-    inp.add_argument("--gpu", help="GPU model when the script does not say (h100, a100-80gb, v100 …)")
-    inp.add_argument(
-        "--assume",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="a value for an environment input, e.g. --assume NNODES=4 (repeatable)",
-    )
-    inp.add_argument("--no-memory", action="store_true", help="skip the memory estimate")
-    cfg = p.add_argument_group("configuration")
-    cfg.add_argument("--config", metavar="FILE", help="a megalint.toml or pyproject.toml to use for every file")
-    cfg.add_argument("--isolated", action="store_true", help="ignore every configuration file")
-
-
 def version_text() -> str:
     from megalint.megatron.versions import KNOWN_VERSIONS
 
     return f"megalint {__version__} (Megatron-LM versions: {', '.join(KNOWN_VERSIONS)})"
-
-
-def parse_assume(items: list[str]) -> dict[str, str]:
-    out = {}
-    for item in items:
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip():
-            raise UsageError(f"--assume takes NAME=VALUE, got `{item}`")
-        out[name.strip()] = value
-    return out
-
-
-def check_analysis_options(args: argparse.Namespace) -> None:
-    if args.gpu is not None:
-        from megalint.hardware.profiles import find_gpu
-
-        if find_gpu(args.gpu) is None:
-            raise UsageError(f"--gpu: unknown GPU `{args.gpu}` (e.g. h100, a100-80gb, v100)")
-    if args.megatron_version is not None:
-        from megalint.megatron.versions import VersionError, parse_version
-
-        try:
-            parse_version(args.megatron_version)
-        except VersionError:
-            raise UsageError(
-                f"--megatron-version: `{args.megatron_version}` is not a Megatron-LM version "
-                "(e.g. 0.15, core_v0.12.0, HEAD)"
-            ) from None
 
 
 # -- per-file setup ------------------------------------------------------------------------
@@ -348,12 +297,12 @@ def lint_one(text: str, shown: str, setup: Setup, args: argparse.Namespace, writ
 
     res = apply_fixes(text, diags, unsafe=args.unsafe_fixes, reparse_ok=bash_parses, relint=relint, path=shown)
     if res.refused:
-        _note(f"{shown}: no fix applied: {res.refused}")
+        note(f"{shown}: no fix applied: {res.refused}")
     if res.rejected:
         codes = ", ".join(sorted({d.code for d in res.rejected}))
-        _note(f"{shown}: {len(res.rejected)} fix(es) not applied ({codes}): the script would no longer parse")
+        note(f"{shown}: {len(res.rejected)} fix(es) not applied ({codes}): the script would no longer parse")
     if not res.converged:
-        _note(f"{shown}: fixes did not converge; the file may still have fixable findings")
+        note(f"{shown}: fixes did not converge; the file may still have fixable findings")
     outcome = Outcome(list(res.remaining), dict(last[0].sources), res.fixed_count)
     if args.diff:
         outcome.diff = unified_diff(text, res.text, shown)
@@ -362,14 +311,10 @@ def lint_one(text: str, shown: str, setup: Setup, args: argparse.Namespace, writ
     return outcome
 
 
-def _note(message: str) -> None:
-    print(f"megalint: {message}", file=sys.stderr)
-
-
 # -- the run -------------------------------------------------------------------------------
 
 
-def lint_main(argv: list[str]) -> int:
+def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     targets = parse_output_formats(args.output_format)
     check_analysis_options(args)
@@ -388,7 +333,7 @@ def lint_main(argv: list[str]) -> int:
     any_diff = False
 
     def missing(p: str) -> None:
-        _note(f"{p}: no such file or folder")
+        note(f"{p}: no such file or folder")
         errors["input"] += 1
 
     for job in discover(args.paths or ["."], runner.excluded, missing, args.force_exclude):
@@ -404,11 +349,11 @@ def lint_main(argv: list[str]) -> int:
             data = sys.stdin.buffer.read() if job.real is None else _read(job.real)
             text = decode(shown, data)
         except InputError as exc:
-            _note(str(exc))
+            note(str(exc))
             errors["input"] += 1
             continue
         except OSError as exc:
-            _note(f"{shown}: cannot read: {exc.strerror or exc}")
+            note(f"{shown}: cannot read: {exc.strerror or exc}")
             errors["input"] += 1
             continue
         bom = BOM if data.startswith(BOM.encode()) else ""
@@ -417,7 +362,7 @@ def lint_main(argv: list[str]) -> int:
         except (UsageError, RuleFileError):
             raise
         except Exception as exc:  # noqa: BLE001 - one bad file must not hide the others' findings
-            _note(internal_error_line(exc, shown))
+            note(internal_error_line(exc, shown))
             errors["internal"] += 1
             continue
         if outcome.diff:
@@ -430,11 +375,11 @@ def lint_main(argv: list[str]) -> int:
         failing = failing or (level is not None and any(d.severity.rank >= level for d in outcome.diagnostics))
     if args.diff:
         if fixed:
-            _note(f"would fix {fixed} finding(s)")
+            note(f"would fix {fixed} finding(s)")
     else:
         _emit(targets, all_diags, sources, known, args, report_stream)
         if fixed:
-            _note(f"fixed {fixed} finding(s)")
+            note(f"fixed {fixed} finding(s)")
     if errors["internal"]:
         return ExitCode.INTERNAL
     if errors["input"]:
@@ -522,25 +467,3 @@ def _isatty(stream: TextIO) -> bool:
         return stream.isatty()
     except (AttributeError, ValueError):
         return False
-
-
-def run_guarded(fn, argv: list[str]) -> int:
-    """Run a command; usage, configuration and rule-file errors become one line and exit 2."""
-    try:
-        return fn(argv)
-    except UsageError as exc:  # ConfigError included
-        _note(str(exc))
-        return ExitCode.USAGE
-    except RuleFileError as exc:
-        print(str(exc), file=sys.stderr)
-        return ExitCode.USAGE
-
-
-__all__ = [
-    "build_parser",
-    "finalise",
-    "lint_main",
-    "parse_assume",
-    "run_guarded",
-    "version_text",
-]

@@ -1,0 +1,62 @@
+"""The options of every command that lints a script (`megalint [PATHS]`, `megalint explain`):
+the rules selected, the configuration, and what the job runs on."""
+
+from __future__ import annotations
+
+import argparse
+
+from megalint.errors import UsageError
+
+
+def add_analysis_options(p: argparse.ArgumentParser) -> None:
+    """Options of every command that lints: rules, configuration and what the job runs on."""
+    sel = p.add_argument_group("rule selection (a code, a rule name, a code prefix or ALL)")
+    sel.add_argument("--select", action="append", default=None, metavar="RULE", help="only these rules")
+    sel.add_argument("--extend-select", action="append", default=[], metavar="RULE", help="these rules as well")
+    sel.add_argument("--ignore", action="append", default=[], metavar="RULE", help="not these rules")
+    sel.add_argument("--rule-dir", action="append", default=[], metavar="DIR", help="an extra folder of YAML rules")
+    inp = p.add_argument_group("what the script runs on")
+    inp.add_argument(
+        "--megatron-version", help="Megatron-LM version of the job (default: the configuration, else the newest)"
+    )
+    inp.add_argument("--gpu", help="GPU model when the script does not say (h100, a100-80gb, v100 …)")
+    inp.add_argument(
+        "--assume",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a value for an environment input, e.g. --assume NNODES=4 (repeatable)",
+    )
+    inp.add_argument("--no-memory", action="store_true", help="skip the memory estimate")
+    cfg = p.add_argument_group("configuration")
+    cfg.add_argument("--config", metavar="FILE", help="a megalint.toml or pyproject.toml to use for every file")
+    cfg.add_argument("--isolated", action="store_true", help="ignore every configuration file")
+
+
+def check_analysis_options(args: argparse.Namespace) -> None:
+    if args.gpu is not None:
+        from megalint.hardware.profiles import find_gpu
+
+        if find_gpu(args.gpu) is None:
+            raise UsageError(f"--gpu: unknown GPU `{args.gpu}` (e.g. h100, a100-80gb, v100)")
+    if args.megatron_version is not None:
+        from megalint.megatron.versions import VersionError, parse_version
+
+        try:
+            parse_version(args.megatron_version)
+        except VersionError:
+            raise UsageError(
+                f"--megatron-version: `{args.megatron_version}` is not a Megatron-LM version "
+                "(e.g. 0.15, core_v0.12.0, HEAD)"
+            ) from None
+
+
+def parse_assume(items: list[str], *, allow_empty_name: bool = False) -> dict[str, str]:
+    """--assume's NAME=VALUE items by name (`megalint memory` has always taken an empty NAME)."""
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not (name.strip() or allow_empty_name):
+            raise UsageError(f"--assume takes NAME=VALUE, got `{item}`")
+        out[name.strip()] = value
+    return out
