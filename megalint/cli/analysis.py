@@ -4,7 +4,9 @@ the rules selected, the configuration, and what the job runs on."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 
+from megalint.checking.setup import AnalysisOptions, Configs, Setups
 from megalint.errors import UsageError
 
 
@@ -60,3 +62,23 @@ def parse_assume(items: list[str], *, allow_empty_name: bool = False) -> dict[st
             raise UsageError(f"--assume takes NAME=VALUE, got `{item}`")
         out[name.strip()] = value
     return out
+
+
+def analysis_setups(
+    args: argparse.Namespace, *, exclude: Sequence[str] = (), failure_threshold: str | None = None
+) -> Setups:
+    """The setup of each file, from the analysis options and the configuration files."""
+    configs = Configs(args.config, args.isolated)  # read first: their errors come before the options'
+    options = AnalysisOptions(
+        select=args.select,
+        extend_select=args.extend_select,
+        ignore=args.ignore,
+        rule_dirs=args.rule_dir,
+        megatron_version=args.megatron_version,
+        gpu=args.gpu,
+        assume=parse_assume(args.assume),
+        with_memory=not args.no_memory,
+        exclude=exclude,
+        failure_threshold=failure_threshold,
+    )
+    return Setups(options, configs)

@@ -87,9 +87,9 @@ _RULES: dict = {}
 def _shared_rule_loading(monkeypatch):
     """Load each rule set once for the whole session: the engine validates every rule file
     against its schema on load, which would dominate these tests' time."""
-    import megalint.cli.check as check
+    import megalint.checking.setup as setup
 
-    real = check.load_rules
+    real = setup.load_rules
 
     def load(paths):
         key = tuple(str(p) for p in paths)
@@ -97,4 +97,4 @@ def _shared_rule_loading(monkeypatch):
             _RULES[key] = real(paths)
         return _RULES[key]
 
-    monkeypatch.setattr(check, "load_rules", load)
+    monkeypatch.setattr(setup, "load_rules", load)

@@ -107,30 +107,30 @@ def test_unreadable_file(megalint, scripts):
 
 def test_unreadable_file_any_user(megalint, scripts, monkeypatch):
     # Root reads anything; make the read fail the way a permission error does.
-    import megalint.cli.check as check
+    import megalint.checking.run as run
 
     bad = scripts("secret.sh", CLEAN)
     good = scripts("job.sh", ERROR)
-    real = check._read
+    real = run._read
 
     def read(path):
         if path == str(bad):
             raise PermissionError(13, "Permission denied")
         return real(path)
 
-    monkeypatch.setattr(check, "_read", read)
+    monkeypatch.setattr(run, "_read", read)
     r = megalint("--isolated", "--output-format", "concise", str(bad), str(good))
     assert r.rc == 2 and r.err.strip() == f"megalint: {bad}: cannot read: Permission denied"
     assert r.codes == ["ML101"]
 
 
 def test_internal_error_in_one_file(megalint, scripts, monkeypatch):
-    import megalint.cli.check as check
+    import megalint.checking.one_file as one_file
 
     def boom(path, text, settings):
         raise RuntimeError("the evaluator fell over\nsecond line")
 
-    monkeypatch.setattr(check, "lint_text", boom)
+    monkeypatch.setattr(one_file, "lint_text", boom)
     p = scripts("job.sh", CLEAN)
     r = megalint("--isolated", str(p))
     assert r.rc == 3

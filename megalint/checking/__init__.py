@@ -1,0 +1,8 @@
+"""Checking files: the pipeline run over the files of one run, with each file's configuration,
+the rules it selects, its suppression comments and its fixes.
+
+setup.py: what each configuration means for the files under it (rules loaded, selected,
+settings of the pipeline); one_file.py: one script's findings after per-file ignores, inline
+suppressions and severity overrides, and its fixes; run.py: the files of one run, found, read,
+checked and written back.
+"""

@@ -1,0 +1,109 @@
+"""One script of a run: the pipeline's findings after per-file ignores, inline suppressions and
+severity overrides, and the fixes applied to its text or shown as a diff."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from megalint.checking.setup import Setup
+from megalint.diagnostics import Diagnostic
+from megalint.fix import apply_fixes, bash_parses, unified_diff
+from megalint.pipeline import FileResult, lint_text
+from megalint.selection import matches, severity_for
+from megalint.source import SourceFile, Span
+from megalint.suppress import Directive, apply_suppressions, parse_directives
+
+
+@dataclass(frozen=True)
+class FixMode:
+    """What becomes of the fixes: nothing, applied (--fix), or shown as a diff (--diff)."""
+
+    fix: bool = False
+    diff: bool = False
+    unsafe: bool = False  # unsafe fixes too
+
+    @property
+    def active(self) -> bool:
+        return self.fix or self.diff
+
+
+@dataclass
+class Outcome:
+    """What checking one script found, and what its fixes made of it."""
+
+    diagnostics: list[Diagnostic]
+    sources: dict[str, SourceFile]
+    fixed: int = 0
+    diff: str = ""
+    fixed_text: str | None = None  # the text to write back (with --fix, even when unchanged)
+    changed: bool = False
+    notes: list[str] = field(default_factory=list)  # why some fixes were not applied
+
+
+def check_text(text: str, shown: str, setup: Setup, fixes: FixMode) -> Outcome:
+    """Check the script `text`, reported as `shown`, and apply or show its fixes."""
+    result = lint_text(shown, text, setup.settings)
+    diags = finalise(result, text, setup, shown)
+    if not fixes.active:
+        return Outcome(diags, dict(result.sources))
+    last = [result]
+
+    def relint(new_text: str) -> list[Diagnostic]:
+        last[0] = lint_text(shown, new_text, setup.settings)
+        return finalise(last[0], new_text, setup, shown)
+
+    res = apply_fixes(text, diags, unsafe=fixes.unsafe, reparse_ok=bash_parses, relint=relint, path=shown)
+    outcome = Outcome(list(res.remaining), dict(last[0].sources), res.fixed_count)
+    if res.refused:
+        outcome.notes.append(f"{shown}: no fix applied: {res.refused}")
+    if res.rejected:
+        codes = ", ".join(sorted({d.code for d in res.rejected}))
+        outcome.notes.append(
+            f"{shown}: {len(res.rejected)} fix(es) not applied ({codes}): the script would no longer parse"
+        )
+    if not res.converged:
+        outcome.notes.append(f"{shown}: fixes did not converge; the file may still have fixable findings")
+    if fixes.diff:
+        outcome.diff = unified_diff(text, res.text, shown)
+    else:
+        outcome.fixed_text, outcome.changed = res.text, res.changed
+    return outcome
+
+
+def finalise(result: FileResult, text: str, setup: Setup, shown: str) -> list[Diagnostic]:
+    """The pipeline's findings after per-file ignores, inline suppressions and severity overrides."""
+    ignored = [c for spec, codes in setup.pfi if spec.match(shown) for c in codes]
+    raw = [d for d in result.diagnostics if not _named(d, ignored)]
+    enabled = [c for c in setup.codes_on if not any(matches(t, c, setup.known[c].name) for t in ignored)]
+    undecided = {u.rule.code for u in result.evaluation.undecided}
+    kept, own = apply_suppressions(
+        raw, directives(result, text, shown), setup.known, enabled=enabled, undecided=undecided
+    )
+    own = [d for d in own if d.code in setup.codes_on and not _named(d, ignored)]
+    out = []
+    for d in kept + own:
+        sev = severity_for(d.code, d.name, d.severity, setup.config.severity)
+        out.append(replace(d, severity=sev) if sev != d.severity else d)
+    return sorted(out, key=lambda d: d.sort_key())
+
+
+def directives(result: FileResult, text: str, shown: str) -> list[Directive]:
+    """The suppression comments of the script `text`, reported as `shown`, that the pipeline read."""
+    # The pipeline's parse has the comments right where tree-sitter alone does not (after an
+    # unfilled `<placeholder>`, which it rewrites before parsing).
+    # A comment never owns the `\r` of a CRLF line end, which tree-sitter counts in it: a fix
+    # that removes the comment must leave the line end alone.
+    comments = []
+    for _, span in result.facts.comments:
+        if span.path != shown:
+            continue
+        if span.end > span.start and text[span.end - 1 : span.end] == "\r":
+            span = Span(
+                span.path, span.start_line, span.start_col, span.end_line, span.end_col - 1, span.start, span.end - 1
+            )
+        comments.append(span)
+    return parse_directives(text, shown, comments=comments)
+
+
+def _named(d: Diagnostic, selectors: list[str]) -> bool:
+    return any(matches(s, d.code, d.name) for s in selectors)
