@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
 from megalint.cli.analysis import parse_assume
-from megalint.errors import ExitCode, UsageError
+from megalint.errors import ExitCode, InputError, UsageError
 from megalint.memory.report import TERM_LABELS
+from megalint.reports.memory import memory_report
+from megalint.shell.parse import decode
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -40,7 +41,6 @@ BAR_STYLE = {
     "overhead": ("X", "white"),
 }
 BAR_WIDTH = 60
-STAGE_ORDER = ("only", "first", "middle", "last")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -68,7 +68,8 @@ def main(argv: list[str]) -> int:
     """Run `megalint memory`; returns the exit status (0 shown, 2 bad input)."""
     ns = _parser().parse_args(argv)
     assume = parse_assume(ns.assume, allow_empty_name=True)
-    report = build_report(ns.script, gpu=ns.gpu, megatron_version=ns.megatron_version, assume=assume)
+    text = _read(ns.script)
+    report = memory_report(ns.script, text, gpu=ns.gpu, megatron_version=ns.megatron_version, assume=assume)
     if ns.json:
         sys.stdout.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
     else:
@@ -76,114 +77,18 @@ def main(argv: list[str]) -> int:
     return ExitCode.CLEAN
 
 
-# ------------------------------------------------------------------------------ the report
-
-
-def build_report(
-    path: str, gpu: str | None = None, megatron_version: str | None = None, assume: dict[str, str] | None = None
-) -> dict[str, Any]:
-    """Everything `megalint memory` shows, as plain JSON-able data."""
-    from megalint.engine import RuleSet
-    from megalint.errors import InputError
-    from megalint.pipeline import Settings, lint_text
-    from megalint.shell.parse import decode
-
+def _read(path: str) -> str:
     try:
-        data = sys.stdin.buffer.read() if path == "-" else open(path, "rb").read()
-        text = decode(path, data)
+        if path == "-":
+            data = sys.stdin.buffer.read()
+        else:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        return decode(path, data)
     except InputError as exc:
         raise UsageError(str(exc)) from None
     except OSError as exc:
         raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    settings = Settings(
-        rules=RuleSet([]),
-        megatron_version=megatron_version,
-        gpu=gpu,
-        assume=assume or {},
-        root_dir=os.path.dirname(os.path.abspath(path)) if path != "-" else os.getcwd(),
-    )
-    try:
-        result = lint_text(path, text, settings)
-    except ValueError as exc:  # unknown GPU or Megatron version
-        raise UsageError(str(exc)) from None
-    launches = []
-    profile = None
-    for i, lr in enumerate(result.launches):
-        if not lr.launch.is_megatron:
-            continue
-        profile = profile or lr.gpu
-        ctx = lr.context
-        entry = {
-            "index": i,
-            "line": lr.launch.span.start_line,
-            "path": lr.launch.span.path,
-            "launcher": lr.launch.launcher,
-            "entry": ctx["launch"].get("entry"),
-            "world_size": ctx["launch"].get("world_size"),
-            "condition": list(lr.launch.condition),
-        }
-        mem = ctx.get("memory")
-        if mem is None:
-            entry["estimate"] = None
-            entry["unknown"] = ctx["unknown"].get("memory", "the estimate could not be made")
-        else:
-            entry["estimate"] = _estimate_json(mem)
-        launches.append(entry)
-    gpu_info: dict[str, Any]
-    if profile is not None:
-        from megalint.memory.report import usable_memory
-
-        usable, upper = usable_memory(profile)
-        gpu_info = {"name": profile.name, "id": profile.id, "usable_bytes": usable, "usable_is_largest_variant": upper}
-        if result.launches and result.launches[0].detection is not None:
-            gpu_info["from"] = result.launches[0].detection.reason
-        elif gpu:
-            gpu_info["from"] = "--gpu"
-        if usable is None:
-            gpu_info["unknown"] = (
-                f"the usable memory of {profile.name} is not known: "
-                "name the model with its memory, e.g. --gpu h100-sxm5-80gb"
-            )
-    else:
-        gpu_info = {"name": None, "usable_bytes": None, "unknown": (result.gpu_note or "no GPU model is known")}
-    return {"path": path, "megatron": result.version, "gpu": gpu_info, "launches": launches}
-
-
-def _estimate_json(mem: dict[str, Any]) -> dict[str, Any]:
-    stages = []
-    for s in sorted(mem["stages"], key=lambda s: STAGE_ORDER.index(s["stage"])):
-        stages.append(
-            {
-                "stage": s["stage"],
-                "pp_rank": s["pp_rank"],
-                "num_layers": s["num_layers"],
-                "params": s["params"],
-                "terms": s["terms"],
-                "peak_terms": s["peak_terms"],
-                "peak_bytes": s["peak_bytes"],
-                "peak_event": s["peak_event"],
-                "device_bytes": s["peak_bytes"] + mem["overhead_bytes"],
-            }
-        )
-    out = {
-        "world_size": mem["world_size"],
-        "layout": mem["layout"],
-        "lower_bound": mem["lower_bound"],
-        "not_counted": mem["not_counted"],
-        "assumptions": mem["assumptions"],
-        "stages": stages,
-        "peak_bytes": mem["peak_bytes"],
-        "overhead": {"bytes": mem["overhead_bytes"], "terms": mem["overhead_terms"]},
-        "device_bytes": mem["device_bytes"],
-        "worst_stage": mem["worst"]["stage"],
-    }
-    if "usable_bytes" in mem:
-        out["usable_bytes"] = mem["usable_bytes"]
-        out["usable_is_largest_variant"] = mem["usable_is_largest_variant"]
-        out["headroom_bytes"] = mem["headroom_bytes"]
-        out["fits"] = mem["device_bytes"] <= mem["usable_bytes"]
-        out["suggestions"] = mem.get("suggestions", [])
-    return out
 
 
 # ------------------------------------------------------------------------------ text

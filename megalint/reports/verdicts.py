@@ -1,0 +1,164 @@
+"""For each launch of a script, which rules fired, which passed, and which could not decide and
+for want of what (`megalint explain`).
+
+A linter that stays silent can mean "checked and fine" or "could not tell"; this report tells
+them apart. Launch rules are decided once per launch; shell rules once for the script.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TypedDict
+
+from megalint.checking.one_file import directives as find_directives
+from megalint.diagnostics import Diagnostic
+from megalint.engine import Evaluation, RuleSet, Target, evaluate
+from megalint.engine.evaluate import FAILED, FIRED, NOT_APPLICABLE, PASSED, UNDECIDED
+from megalint.engine.rule import LAUNCH, SCRIPT
+from megalint.pipeline import FileResult
+from megalint.rulecontext.locator import LaunchLocator
+from megalint.suppress import apply_suppressions
+
+GROUPS = ("fired", "undecided", "failed", "passed", "not-applicable")
+
+
+class FindingJson(TypedDict):
+    line: int
+    column: int
+    message: str
+    suppressed: bool
+
+
+class MissingJson(TypedDict):
+    input: str
+    reason: str | None
+
+
+class _RuleJsonBase(TypedDict):
+    code: str
+    name: str
+
+
+class RuleJson(_RuleJsonBase, total=False):
+    """One rule in one group; a rule that fired and could not decide on other paths carries its
+    findings in both groups."""
+
+    findings: list[FindingJson]
+    missing: list[MissingJson]
+    errors: list[str]
+
+
+class LaunchJson(TypedDict):
+    index: int
+    line: int
+    launcher: str
+    entry: str | None
+    condition: str | None
+    world_size: int | None
+    world_size_unknown: str | None
+    gpu: str | None
+    gpu_from: str | None
+    rules: dict[str, list[RuleJson]]
+
+
+class ExplainJson(TypedDict):
+    path: str
+    megatron: str
+    megatron_note: str | None
+    gpu_unknown: str | None
+    launches: list[LaunchJson]
+    script: dict[str, list[RuleJson]]
+
+
+@dataclass
+class RuleVerdicts:
+    """The rules of one target, grouped by what they concluded."""
+
+    groups: dict[str, list[RuleJson]] = field(default_factory=lambda: {g: [] for g in GROUPS})
+
+    def to_json(self) -> dict[str, list[RuleJson]]:
+        return {g: v for g, v in self.groups.items()}
+
+
+def verdicts(rules: RuleSet, ev: Evaluation, suppressed: set[int], not_run_passes: bool = False) -> RuleVerdicts:
+    out = RuleVerdicts()
+    for rule in sorted(rules, key=lambda r: r.code):
+        seen = ev.outcomes.get(rule.code, set())
+        entry: RuleJson = {"code": rule.code, "name": rule.name}
+        if FIRED in seen:
+            entry["findings"] = [_finding(d, id(d) in suppressed) for d in ev.diagnostics if d.code == rule.code]
+            out.groups["fired"].append(entry)
+        if UNDECIDED in seen:
+            missing: dict[str, str | None] = {}
+            for u in ev.undecided:
+                if u.rule.code == rule.code:
+                    for m in u.missing:
+                        missing.setdefault(m.path, m.reason)
+            out.groups["undecided"].append(
+                {**entry, "missing": [{"input": p, "reason": r} for p, r in missing.items()]}
+            )
+        if FAILED in seen:
+            out.groups["failed"].append(
+                {**entry, "errors": [f.message for f in ev.failures if f.rule.code == rule.code]}
+            )
+        if seen == {PASSED} or (not seen and not_run_passes):
+            out.groups["passed"].append(entry)
+        elif seen == {NOT_APPLICABLE}:
+            out.groups["not-applicable"].append(entry)
+    return out
+
+
+def _finding(d: Diagnostic, suppressed: bool) -> FindingJson:
+    s = d.span
+    return {"line": s.start_line, "column": s.start_col, "message": d.message, "suppressed": suppressed}
+
+
+def explain_result(result: FileResult, rules: RuleSet, text: str) -> ExplainJson:
+    """The verdicts of `rules` on the script `text`, which the pipeline's `result` is of."""
+    launch_rules, shell_rules = rules.select(scope=LAUNCH), rules.select(scope=SCRIPT)
+    directives = find_directives(result, text, result.path)
+    known = {r.code: r.name for r in rules}
+
+    def suppressed_ids(diags: list[Diagnostic]) -> set[int]:
+        kept, _ = apply_suppressions(diags, directives, known)
+        kept_ids = {id(d) for d in kept}
+        return {id(d) for d in diags if id(d) not in kept_ids}
+
+    launches: list[LaunchJson] = []
+    for i, lr in enumerate(result.launches, 1):
+        locator = LaunchLocator(lr.launch, lr.bound, result.facts, lr.detection, result.facts.findings)
+        cond = " and ".join(lr.launch.condition) if lr.launch.condition else None
+        ev = evaluate(launch_rules, [Target(lr.context, locator, cond)])
+        launch = lr.launch
+        ws = launch.world_size
+        launches.append(
+            {
+                "index": i,
+                "line": launch.span.start_line,
+                "launcher": launch.launcher,
+                "entry": launch.entry.text if launch.entry is not None else None,
+                "condition": cond,
+                "world_size": ws.value,
+                "world_size_unknown": ws.unknown.reason if ws.unknown is not None else None,
+                "gpu": lr.gpu.name if lr.gpu is not None else None,
+                "gpu_from": lr.detection.reason if lr.detection is not None else None,
+                "rules": verdicts(launch_rules, ev, suppressed_ids(ev.diagnostics)).to_json(),
+            }
+        )
+    shell_diags = [d for d in result.diagnostics if d.code in {r.code for r in shell_rules}]
+    shell_ev = Evaluation(
+        diagnostics=shell_diags,
+        undecided=[u for u in result.evaluation.undecided if u.rule.scope == SCRIPT],
+        failures=[f for f in result.evaluation.failures if f.rule.scope == SCRIPT],
+        outcomes={k: v for k, v in result.evaluation.outcomes.items() if k in {r.code for r in shell_rules}},
+    )
+    return {
+        "path": result.path,
+        "megatron": result.version,
+        "megatron_note": result.version_note,
+        "gpu_unknown": result.gpu_note,
+        "launches": launches,
+        # The pipeline runs shell rules only when the shell front end found something: a rule
+        # that did not run had nothing of its kind to report.
+        "script": verdicts(shell_rules, shell_ev, suppressed_ids(shell_diags), not_run_passes=True).to_json(),
+    }
