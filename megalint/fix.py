@@ -158,31 +158,45 @@ class FixResult:
         return len(self.remaining)
 
     @property
-    def fixed_by_code(self) -> Counter:
+    def fixed_by_code(self) -> Counter[str]:
         return Counter(d.code for d in self.applied)
 
 
-def _order_key(starts, n, d: Diagnostic):
-    first = min(edit_range(starts, n, e)[0] for e in d.fix.edits)
+Resolved = list[tuple[int, int, str]]
+
+
+def _edits(d: Diagnostic) -> Sequence[Edit]:
+    # Only diagnostics with a fix reach the passes; the check keeps the type honest.
+    assert d.fix is not None
+    return d.fix.edits
+
+
+def _order_key(starts: Sequence[int], n: int, d: Diagnostic) -> tuple[int, str, int, int]:
+    first = min(edit_range(starts, n, e)[0] for e in _edits(d))
     return (first, d.code, d.span.start_line, d.span.start_col)
 
 
-def _one_pass(text: str, candidates: list[Diagnostic], reparse_ok: Callable[[str], bool] | None):
+def _one_pass(
+    text: str, candidates: list[Diagnostic], reparse_ok: Callable[[str], bool] | None
+) -> tuple[str, list[Diagnostic], list[Diagnostic], list[Diagnostic]]:
     """Returns (new_text, applied, deferred, rejected)."""
     starts = line_starts(text)
     n = len(text)
-    resolved_by_fix = []
+    resolved_by_fix: list[tuple[Diagnostic, Resolved]] = []
     deferred: list[Diagnostic] = []
     for d in candidates:
         try:
-            resolved_by_fix.append((d, resolve_edits(text, d.fix.edits, starts)))
+            resolved_by_fix.append((d, resolve_edits(text, _edits(d), starts)))
         except (OverlappingEdits, ValueError):
             deferred.append(d)  # a fix at odds with itself is never applied
     resolved_by_fix.sort(key=lambda item: _order_key(starts, n, item[0]))
 
-    def select(items):
+    def select(
+        items: list[tuple[Diagnostic, Resolved]],
+    ) -> tuple[list[tuple[Diagnostic, Resolved]], list[Diagnostic]]:
         taken_ranges: list[tuple[int, int]] = []
-        taken, later = [], []
+        taken: list[tuple[Diagnostic, Resolved]] = []
+        later: list[Diagnostic] = []
         for d, res in items:
             ranges = [(a, b) for a, b, _ in res]
             if any(_conflict(r, t) for r in ranges for t in taken_ranges):
@@ -199,7 +213,7 @@ def _one_pass(text: str, candidates: list[Diagnostic], reparse_ok: Callable[[str
         return new, [d for d, _ in taken], deferred + later, []
 
     # Some fix broke the syntax: keep the ones that do not, in order.
-    kept: list[tuple[Diagnostic, list]] = []
+    kept: list[tuple[Diagnostic, Resolved]] = []
     rejected: list[Diagnostic] = []
     current = text
     for d, res in taken:

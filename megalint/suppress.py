@@ -292,11 +292,11 @@ def parse_directives(
     # Close the disables: matched codes end at their enable, the others at the end of the file.
     for d_idx, closed in pending.items():
         d = out[d_idx]
-        refs = tuple(
+        closed_refs = tuple(
             closed.get(i, replace(r, first_line=d.span.start_line, last_line=max(n_lines, 1)))
             for i, r in enumerate(d.codes)
         )
-        out[d_idx] = replace(d, codes=refs)
+        out[d_idx] = replace(d, codes=closed_refs)
     return out
 
 
@@ -327,7 +327,7 @@ class _Catalogue:
 
     def referred(self, token: str) -> set[str]:
         """The known codes a token stands for."""
-        out = set()
+        out: set[str] = set()
         if _CODE_LIKE.match(token):
             up = token.upper()
             out.update(c for c in self.codes if c.startswith(up))

@@ -8,12 +8,13 @@ import json
 import sys
 import textwrap
 from collections.abc import Mapping
+from typing import Any
 
 from megalint.engine import Rule, load_rules
 from megalint.errors import ExitCode, UsageError
 
 
-def rule_text(data: dict, width: int = 88) -> str:
+def rule_text(data: dict[str, Any], width: int = 88) -> str:
     """A rule's documentation as Markdown-flavoured text, in Ruff's order."""
     docs = data["docs"]
     out = [f"# {data['name']} ({data['code']})", ""]
