@@ -22,13 +22,7 @@ def add_analysis_options(p: argparse.ArgumentParser) -> None:
         "--megatron-version", help="Megatron-LM version of the job (default: the configuration, else the newest)"
     )
     inp.add_argument("--gpu", help="GPU model when the script does not say (h100, a100-80gb, v100 …)")
-    inp.add_argument(
-        "--assume",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="a value for an environment input, e.g. --assume NNODES=4 (repeatable)",
-    )
+    add_assume(inp)
     inp.add_argument("--no-memory", action="store_true", help="skip the memory estimate")
     cfg = p.add_argument_group("configuration")
     cfg.add_argument("--config", metavar="FILE", help="a megalint.toml or pyproject.toml to use for every file")
@@ -82,3 +76,14 @@ def analysis_setups(
         failure_threshold=failure_threshold,
     )
     return Setups(options, configs)
+
+
+def add_assume(group: argparse._ActionsContainer) -> None:
+    """--assume, the same for every command that lints a script."""
+    group.add_argument(
+        "--assume",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a value for an environment input, e.g. --assume NNODES=4 (repeatable)",
+    )

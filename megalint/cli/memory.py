@@ -14,7 +14,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
-from megalint.cli.analysis import parse_assume
+from megalint.cli.analysis import add_assume, parse_assume
 from megalint.errors import ExitCode, InputError, UsageError
 from megalint.memory.report import TERM_LABELS
 from megalint.reports.memory import memory_report
@@ -53,13 +53,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--gpu", help="GPU model (h100, a100-80gb, h200 …) when the script does not name one")
     p.add_argument("--json", action="store_true", help="print the breakdown as JSON, in bytes")
     p.add_argument("--megatron-version", help="Megatron version of the job (default: the newest known)")
-    p.add_argument(
-        "--assume",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="a value for an environment input, e.g. --assume NNODES=4 (repeatable)",
-    )
+    add_assume(p)
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto")
     return p
 
