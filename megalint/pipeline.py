@@ -17,6 +17,7 @@ from megalint.hardware.detect import choose_gpu
 from megalint.hardware.profiles import Detection, GpuProfile
 from megalint.launch.environment import environment_opaque
 from megalint.launch.extract import extract_launches
+from megalint.launch.fragments import MIN_FLAGS, NO_LAUNCH, READ_AS, find_fragments
 from megalint.launch.model import Launch
 from megalint.megatron.bound import BoundArgs
 from megalint.megatron.catalogue_choice import catalogue_for
@@ -24,6 +25,7 @@ from megalint.megatron.derived import derive
 from megalint.megatron.entry_points import bind_entry_point
 from megalint.megatron.forks import megatron_fork
 from megalint.memory.launch_view import launch_memory
+from megalint.rulecontext.fragment import fragment_context
 from megalint.rulecontext.launch import build_context
 from megalint.rulecontext.locator import LaunchLocator
 from megalint.rulecontext.script import ScriptLocator, script_context
@@ -69,6 +71,8 @@ class FileResult:
     version: str
     version_note: str | None = None
     gpu_note: str | None = None
+    # Arguments the file sets without a launch (launcher "fragment"), checked when it has none.
+    fragments: list[LaunchResult] = field(default_factory=list)
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -84,6 +88,16 @@ def lint_text(path: str, text: str, settings: Settings) -> FileResult:
     facts = analyze_parsed(
         ps, root_dir=settings.root_dir, assume=settings.assume, follow_outside_root=settings.follow_source_outside_root
     )
+    if text.count("--") >= MIN_FLAGS and not extract_launches(facts):
+        # No launch reads the file's assignments, so the interpreter passed over them; a file
+        # of arguments (a fragment) is read in full.
+        facts = analyze_parsed(
+            ps,
+            root_dir=settings.root_dir,
+            assume=settings.assume,
+            follow_outside_root=settings.follow_source_outside_root,
+            skip_unread=False,
+        )
     return lint_facts(facts, settings)
 
 
@@ -129,6 +143,27 @@ def lint_facts(facts: ScriptFacts, settings: Settings) -> FileResult:
         else:
             fork_targets.setdefault(fork.name, []).append(target)
         results.append(LaunchResult(launch, bound, ctx, detection, profile))
+    fragments = [] if launches else find_fragments(facts, catalogue.__contains__)
+    fragment_results: list[LaunchResult] = []
+    for fragment in fragments:
+        bound = bind_entry_point(fragment.argv, READ_AS, catalogue, version)
+        derived = derive(bound, fragment.world_size.unknown, version)
+        fork = megatron_fork(fragment.argv)
+        ctx = build_context(
+            fragment,
+            bound,
+            derived,
+            version,
+            None,
+            NO_LAUNCH,
+            facts.findings,
+            None,
+            NO_LAUNCH,
+            fork=fork.reason if fork is not None else None,
+        )
+        target = Target(fragment_context(ctx), LaunchLocator(fragment, bound, facts, None, facts.findings), None)
+        (targets if fork is None else fork_targets.setdefault(fork.name, [])).append(target)
+        fragment_results.append(LaunchResult(fragment, bound, ctx, None, None))
     # Each rule says where it is decided (`scope`) and on which forks it holds (`forks`).
     evaluation = evaluate(settings.rules.select(scope=LAUNCH), targets)
     for name, on_fork in fork_targets.items():
@@ -137,7 +172,7 @@ def lint_facts(facts: ScriptFacts, settings: Settings) -> FileResult:
     if facts.findings and len(script_rules):
         script = Target(script_context(facts, version), ScriptLocator(facts), None)
         _merge_into(evaluation, evaluate(script_rules, [script]))
-    return FileResult(facts.path, facts, results, evaluation, version, version_note, gpu_reason)
+    return FileResult(facts.path, facts, results, evaluation, version, version_note, gpu_reason, fragment_results)
 
 
 def _merge_into(evaluation: Evaluation, other: Evaluation) -> None:

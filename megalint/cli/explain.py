@@ -10,6 +10,7 @@ import sys
 
 from megalint.cli.analysis import add_analysis_options, analysis_setups, check_analysis_options
 from megalint.errors import ExitCode, InputError, UsageError
+from megalint.launch.fragments import FRAGMENT
 from megalint.pipeline import lint_text
 from megalint.reports.verdicts import GROUPS, ExplainJson, RuleJson, explain_result
 from megalint.shell.parse import decode
@@ -64,13 +65,21 @@ def render_text(report: ExplainJson) -> str:
     ]
     if report["gpu_unknown"]:
         lines.append(f"  GPU unknown: {report['gpu_unknown']}")
+    for a in report["assumptions"]:
+        lines.append(f"  assumed: {a['text']} ({a['at']})")
     if not report["launches"]:
         lines.append("  no Megatron launch found: only the shell rules ran")
     for la in report["launches"]:
         entry = la["entry"] or "?"
         ws = la["world_size"] if la["world_size"] is not None else f"unknown ({la['world_size_unknown']})"
         lines.append("")
-        lines.append(f"launch {la['index']} at line {la['line']}: {la['launcher']} {entry}, world size {ws}")
+        if la["launcher"] == FRAGMENT:
+            lines.append(
+                f"fragment {la['index']} at line {la['line']}: the arguments in {la['variable']}, with no launch: "
+                "the checks that need one could not decide"
+            )
+        else:
+            lines.append(f"launch {la['index']} at line {la['line']}: {la['launcher']} {entry}, world size {ws}")
         if la["condition"]:
             lines.append(f"  only when {la['condition']}")
         if la["gpu"]:

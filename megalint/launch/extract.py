@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Set
 
-from megalint.launch.model import Launch, Quantity, SchedulerHeader
+from megalint.launch.model import Launch, Quantity, SchedulerHeader, entry_name
 from megalint.shell.facts import CommandRecord, ScriptFacts
 from megalint.shell.headers import gpus_per_node, header_value, node_count
 from megalint.shell.values import Unknown, Word
@@ -19,6 +19,11 @@ from megalint.source import Span
 ENTRY_RE = re.compile(
     r"(^|/)(pretrain_[A-Za-z0-9_]*\.py|posttrain_[A-Za-z0-9_]*\.py|finetune[A-Za-z0-9_]*\.py|train_rl\.py|"
     r"tasks/main\.py|main\.py)$"
+)
+# An entry point whose folder is unknown (`$MEGATRON/pretrain_gpt.py`) names Megatron only by a
+# name no other project uses: a bare `…/main.py` could be anything.
+_PARTIAL_ENTRY_RE = re.compile(
+    r"/(pretrain_[A-Za-z0-9_]*\.py|posttrain_[A-Za-z0-9_]*\.py|finetune[A-Za-z0-9_]*\.py|train_rl\.py|tasks/main\.py)$"
 )
 MEGATRON_HINT_FLAGS = frozenset(
     {
@@ -417,7 +422,12 @@ def _python_entry(words: list[Word], i: int, found: _Found) -> bool:
     while j < len(words):
         t = _t(words[j])
         if t is None:
-            return False
+            # `python $MEGATRON/pretrain_gpt.py`: a script whose folder only is unknown.
+            if entry_name(words[j]) is None:
+                return False
+            found.entry = words[j]
+            found.entry_index = j
+            return True
         if t == "-m" and j + 1 < len(words):
             mod = _t(words[j + 1])
             if mod in ("torch.distributed.run", "torch.distributed.launch"):
@@ -490,10 +500,18 @@ def _entry_after_unknown(words: list[Word], j: int) -> int | None:
         return None
     for k in range(j + 1, len(words)):
         t = _t(words[k])
+        if t is None and _partial_entry(words[k]):
+            return k
         if t is None or t.startswith("-"):
             continue
         return k if ENTRY_RE.search(t) or t.endswith(".py") else None
     return None
+
+
+def _partial_entry(word: Word) -> bool:
+    """`$MEGATRON/pretrain_gpt.py`: a Megatron entry point in a folder that is not known."""
+    partial = entry_name(word) if word.text is None else None
+    return partial is not None and bool(_PARTIAL_ENTRY_RE.search(partial))
 
 
 def _deepspeed(words: list[Word], i: int, found: _Found) -> bool:
@@ -631,7 +649,7 @@ def find_launch(rec: CommandRecord, headers: list[SchedulerHeader]) -> Launch | 
         # A launcher we cannot read (unknown `$LAUNCHER`, msrun …): still find the entry point.
         for k in range(i, len(words)):
             t = _t(words[k])
-            if t is not None and ENTRY_RE.search(t):
+            if (t is not None and ENTRY_RE.search(t)) or (k > i and _partial_entry(words[k])):
                 found.launcher = head if head else "unknown"
                 found.entry, found.entry_index = words[k], k
                 found.notes.append(
@@ -652,7 +670,7 @@ def find_launch(rec: CommandRecord, headers: list[SchedulerHeader]) -> Launch | 
     assert found.entry_index is not None and found.launcher is not None
     entry_text = _t(found.entry)
     argv = tuple(words[found.entry_index + 1 :])
-    is_megatron = entry_text is not None and bool(ENTRY_RE.search(entry_text))
+    is_megatron = bool(ENTRY_RE.search(entry_text)) if entry_text is not None else _partial_entry(found.entry)
     if not is_megatron:
         flags = {w.text.split("=", 1)[0] for w in argv if w.text and w.text.startswith("--")}
         is_megatron = len(flags & MEGATRON_HINT_FLAGS) >= 2

@@ -49,7 +49,9 @@ class Quantity:
 
 @dataclass
 class Launch:
-    launcher: str  # torchrun | torch.distributed.launch | torch.distributed.run | srun | deepspeed | mpirun | python
+    # torchrun | torch.distributed.launch | torch.distributed.run | srun | deepspeed | mpirun | python;
+    # "fragment" for arguments a file sets without launching them (launch/fragments.py)
+    launcher: str
     command: tuple[Word, ...]  # the whole command as run, launcher words included
     entry: Word | None  # the Python entry point, e.g. pretrain_gpt.py
     argv: tuple[Word, ...]  # the arguments given to the entry point
@@ -61,7 +63,26 @@ class Launch:
     condition: tuple[str, ...] = ()  # the undecided branches taken to reach it
     launcher_words: tuple[Word, ...] = ()  # srun/torchrun options, for rules that need them
     notes: list[str] = field(default_factory=list)
+    variable: str | None = None  # the variable a fragment (launcher "fragment") is the value of
 
     @property
     def is_megatron(self) -> bool:
         return self.entry is not None
+
+    @property
+    def entry_name(self) -> str | None:
+        """The entry point as far as it is known: its text, or `…/pretrain_gpt.py` when only the
+        folder it is in is unknown (`$HOME/Megatron-LM/pretrain_gpt.py`); None when even its
+        name is not known."""
+        return None if self.entry is None else entry_name(self.entry)
+
+
+def entry_name(word: Word) -> str | None:
+    """A script path as far as it is known: all of it, or `…/name.py` after an unknown folder."""
+    if word.text is not None:
+        return word.text
+    suffix = word.known_suffix
+    slash = suffix.find("/")
+    if slash < 0 or not suffix.endswith(".py") or suffix.endswith("/.py"):
+        return None
+    return "…" + suffix[slash:]

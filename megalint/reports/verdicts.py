@@ -51,7 +51,8 @@ class RuleJson(_RuleJsonBase, total=False):
 class LaunchJson(TypedDict):
     index: int
     line: int
-    launcher: str
+    launcher: str  # "fragment" for arguments the file sets without a launch
+    variable: str | None  # the variable a fragment is the value of
     entry: str | None
     condition: str | None
     world_size: int | None
@@ -61,11 +62,17 @@ class LaunchJson(TypedDict):
     rules: dict[str, list[RuleJson]]
 
 
+class AssumptionJson(TypedDict):
+    text: str
+    at: str  # path:line:column
+
+
 class ExplainJson(TypedDict):
     path: str
     megatron: str
     megatron_note: str | None
     gpu_unknown: str | None
+    assumptions: list[AssumptionJson]
     launches: list[LaunchJson]
     script: dict[str, list[RuleJson]]
 
@@ -125,7 +132,7 @@ def explain_result(result: FileResult, rules: RuleSet, text: str) -> ExplainJson
         return {id(d) for d in diags if id(d) not in kept_ids}
 
     launches: list[LaunchJson] = []
-    for i, lr in enumerate(result.launches, 1):
+    for i, lr in enumerate(result.launches + result.fragments, 1):
         locator = LaunchLocator(lr.launch, lr.bound, result.facts, lr.detection, result.facts.findings)
         cond = " and ".join(lr.launch.condition) if lr.launch.condition else None
         ev = evaluate(launch_rules, [Target(lr.context, locator, cond)])
@@ -136,7 +143,8 @@ def explain_result(result: FileResult, rules: RuleSet, text: str) -> ExplainJson
                 "index": i,
                 "line": launch.span.start_line,
                 "launcher": launch.launcher,
-                "entry": launch.entry.text if launch.entry is not None else None,
+                "variable": launch.variable,
+                "entry": launch.entry_name,
                 "condition": cond,
                 "world_size": ws.value,
                 "world_size_unknown": ws.unknown.reason if ws.unknown is not None else None,
@@ -157,6 +165,7 @@ def explain_result(result: FileResult, rules: RuleSet, text: str) -> ExplainJson
         "megatron": result.version,
         "megatron_note": result.version_note,
         "gpu_unknown": result.gpu_note,
+        "assumptions": [{"text": a.text, "at": str(a.span)} for a in result.facts.assumptions],
         "launches": launches,
         # The pipeline runs shell rules only when the shell front end found something: a rule
         # that did not run had nothing of its kind to report.

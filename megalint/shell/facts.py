@@ -60,6 +60,9 @@ class VariableFact:
     unknown: Unknown | None
     exported: bool
     array: tuple[Word, ...] | None = None
+    # The words `$NAME` unquoted would make, for a value holding options (`--x 1 --y 2`): what a
+    # file of arguments without a launch is checked on. None for other values.
+    fields: tuple[Word, ...] | None = None
 
 
 @dataclass
@@ -96,6 +99,24 @@ class UnreadSource:
     note: str  # the sentence among ScriptFacts.notes that reports it
 
 
+@dataclass(frozen=True)
+class Assumption:
+    """Something the model takes as true that the script does not say: `pwd` is the script's
+    folder (the job is started from there). Shown by `megalint explain`."""
+
+    text: str
+    span: Span  # the expansion or path it was made for
+
+
+# The folder a job starts in, and the folder of a script, are not in the script's text; these
+# are the readings megalint takes of them (a segment's `assumed`, and an Assumption's text).
+ASSUME_PWD = "`pwd` is the script's folder (the job is started from there)"
+ASSUME_PWD_VAR = "`$PWD` is the script's folder (the job is started from there)"
+ASSUME_DIRNAME = '`$(dirname "$0")` is the script\'s folder'
+ASSUME_BASH_SOURCE = "`$BASH_SOURCE` is the script's path, folder included (it is started by its path)"
+ASSUME_RELATIVE = "a relative path is read from the script's folder (the job is started from there)"
+
+
 @dataclass
 class ScriptFacts:
     path: str
@@ -107,3 +128,4 @@ class ScriptFacts:
     sourced: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     unread_sources: list[UnreadSource] = field(default_factory=list)  # each also reported in notes
+    assumptions: list[Assumption] = field(default_factory=list)  # made to follow a `source`

@@ -69,6 +69,19 @@ class Word:
         return "".join("…" if s.text is None else s.text for s in self.segments)
 
     @property
+    def known_suffix(self) -> str:
+        """The text after the last unknown part: `/Megatron-LM/pretrain_gpt.py` of
+        `$HOME/Megatron-LM/pretrain_gpt.py`. What a value ends with, never the value itself."""
+        if self.splat is not None:
+            return ""
+        parts: list[str] = []
+        for seg in reversed(self.segments):
+            if seg.text is None:
+                break
+            parts.append(seg.text)
+        return "".join(reversed(parts))
+
+    @property
     def unknown(self) -> Unknown | None:
         if self.splat is not None:
             return self.splat

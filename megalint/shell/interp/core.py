@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TypeVar, cast
 
 from megalint.shell.facts import (
+    Assumption,
     PathFacts,
     ScriptFacts,
     ShellFinding,
@@ -21,7 +22,7 @@ from megalint.shell.facts import (
     VariableFact,
 )
 from megalint.shell.headers import SchedulerHeader
-from megalint.shell.interp import algebra, assignments, commands, control, variables
+from megalint.shell.interp import algebra, assignments, commands, control, splitting, variables
 from megalint.shell.interp.state import (
     MAX_NEST,
     MAX_STEPS,
@@ -80,6 +81,7 @@ class Evaluator:
         self.sourced: list[str] = []
         self.notes: list[str] = []
         self.unread_sources: list[UnreadSource] = []
+        self.assumptions: list[Assumption] = []
         self.merged = False  # paths were joined (values they disagreed on became unknown)
         self.exhausted = False  # the step budget is spent: later statements are skipped
         # Where the run is.
@@ -279,6 +281,12 @@ class Evaluator:
             self._finding_keys.add(key)
             self.findings.append(ShellFinding(kind, span, message, data))
 
+    def assume_that(self, text: str, span: Span) -> None:
+        """Record an assumption the run made at `span` (once)."""
+        a = Assumption(text, span)
+        if a not in self.assumptions:
+            self.assumptions.append(a)
+
     def unread(self, span: Span, path: str, reason: UnreadReason, note: str) -> None:
         """A `source` not followed: as data, and as the note that tells the user."""
         self.notes.append(note)
@@ -324,12 +332,35 @@ def facts_from_states(
             if var.array is not None:
                 arr = tuple(Word(tuple(v)) for v in array_values(var.array))
             facts[name] = VariableFact(
-                name, None if var.unknown else variables.var_word(ev, var), var.unknown, var.exported, arr
+                name,
+                None if var.unknown else variables.var_word(ev, var),
+                var.unknown,
+                var.exported,
+                arr,
+                _option_fields(ev, var),
             )
         paths.append(PathFacts(s.cond, s.commands, facts))
     return ScriptFacts(
-        ps.source.path, dict(ev.sources), paths, headers, findings, comments, ev.sourced, ev.notes, ev.unread_sources
+        ps.source.path,
+        dict(ev.sources),
+        paths,
+        headers,
+        findings,
+        comments,
+        ev.sourced,
+        ev.notes,
+        ev.unread_sources,
+        list(ev.assumptions),
     )
+
+
+def _option_fields(ev: Evaluator, var: Var) -> tuple[Word, ...] | None:
+    """The words of a string of options (`"--num-layers 24 --hidden-size 1024"`), as `$X` splits it."""
+    if var.unknown is not None or not var.scalar or var.site is None:
+        return None
+    if sum(1 for seg in var.scalar if seg.text is not None and "--" in seg.text) == 0:
+        return None
+    return tuple(splitting.fields_of(ev, var.scalar, var.site))
 
 
 STATEMENTS: dict[str, Handler] = {

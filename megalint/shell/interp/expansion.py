@@ -12,7 +12,7 @@ import os
 import re
 from typing import TYPE_CHECKING
 
-from megalint.shell.facts import ShellFindingKind
+from megalint.shell.facts import ASSUME_DIRNAME, ASSUME_PWD, ShellFindingKind
 from megalint.shell.interp import arithmetic, fast_paths, parameters, splitting
 from megalint.shell.interp.pieces import (
     QUOTED_EMPTY,
@@ -338,9 +338,10 @@ def _command_substitution(
     # Pure idioms whose value is known without running anything.
     if _SCRIPT_DIR.fullmatch(inner_s) or _DIRNAME.fullmatch(inner_s):
         d = os.path.dirname(os.path.abspath(ps.source.path)) if ps.source.path else ev.script_dir
-        return [SegmentPiece(Segment(d, span), not quoted, my_eid)]
+        return [SegmentPiece(Segment(d, span, assumed=ASSUME_DIRNAME), not quoted, my_eid)]
     if re.fullmatch(r"pwd(\s+-P)?", inner_s):
-        return [SegmentPiece(Segment.unknown_at("the working directory at run time (`pwd`)", span), False, my_eid)]
+        # The working directory is the job's; read as the script's folder, and said so.
+        return [SegmentPiece(Segment(ev.script_dir, span, assumed=ASSUME_PWD), not quoted, my_eid)]
     m = re.fullmatch(r"(echo|printf\s+['\"]?%s['\"]?)\s+(.*)", inner_s, re.S)
     if m and not re.search(r"[|;&<>`]|\$\(", m.group(2)):
         cmd = next((c for c in node.named_children if c.type == "command"), None)

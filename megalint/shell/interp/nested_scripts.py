@@ -12,7 +12,7 @@ import os
 from typing import TYPE_CHECKING
 
 from megalint.errors import InputError
-from megalint.shell.facts import UnreadReason
+from megalint.shell.facts import ASSUME_RELATIVE, UnreadReason
 from megalint.shell.headers import implied_environment, read_headers
 from megalint.shell.interp import algebra, commands, expansion
 from megalint.shell.interp.pieces import Piece, SegmentPiece
@@ -58,6 +58,7 @@ def source(ev: Evaluator, args: list[Word], span: Span, st: State, frame: Frame)
         )
         _mark_source_unknown(st, span, f"a file sourced at {span} whose path is not known")
         return [st]
+    _assumptions_of_path(ev, args[0], os.path.isabs(target))
     base_dir = os.path.dirname(os.path.abspath(frame.ps.source.path))
     path = target if os.path.isabs(target) else os.path.normpath(os.path.join(base_dir, target))
     if not os.path.isfile(path) and not os.path.isabs(target):
@@ -110,6 +111,16 @@ def source(ev: Evaluator, args: list[Word], span: Span, st: State, frame: Frame)
     finally:
         ev.source_stack.pop()
     return results
+
+
+def _assumptions_of_path(ev: Evaluator, word: Word, absolute: bool) -> None:
+    """What following this path takes as true: the folder `pwd` or `$(dirname "$0")` stands for,
+    a default of the environment's, and for a relative path the folder it is read from."""
+    for seg in word.segments:
+        if seg.assumed and seg.site is not None:
+            ev.assume_that(seg.assumed, seg.site)
+    if not absolute and word.span is not None:
+        ev.assume_that(ASSUME_RELATIVE, word.span)
 
 
 def _parsed_file(ev: Evaluator, real: str) -> ParsedScript | tuple[UnreadReason, str]:

@@ -236,6 +236,8 @@ def _element(
         return None, var.unknown, True
     if var is not None and index == "0":
         return var.scalar or (), None, True
+    if var is None and name == "BASH_SOURCE" and index == "0":
+        return variables.script_place(ev, name, frame, span), None, True
     if var is None:
         return None, variables.env_unknown(name, span), False
     return (), None, False

@@ -9,6 +9,7 @@ text was written, and records the expansion in the segment's `via`.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from megalint.shell.interp.pieces import Expansion, FieldBreak, Piece, SegmentPiece, Splat
@@ -31,6 +32,12 @@ def split(ev: Evaluator, pieces: list[Piece], node: Node, frame: Frame) -> list[
             return [Word((), Unknown(f"more than {MAX_FIELDS} words from one expansion (too long to follow)", span))]
         return [Word((Segment(None, span, (), too_long(span)),)) if oversized(w.segments) else w for w in words]
     return words
+
+
+def fields_of(ev: Evaluator, segments: Sequence[Segment], span: Span) -> list[Word]:
+    """The words a variable's value makes expanded unquoted (`$ARGS`), each where it is written."""
+    eid = Expansion(span, False)
+    return _split(ev, [SegmentPiece(seg, True, eid) for seg in segments])
 
 
 def _split(ev: Evaluator, pieces: list[Piece]) -> list[Word]:

@@ -5,8 +5,10 @@ that was not read; and a variable's value as the one word a command's environmen
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
+from megalint.shell.facts import ASSUME_BASH_SOURCE, ASSUME_PWD_VAR
 from megalint.shell.interp.state import (
     UNKNOWN_PREFIX,
     UNSOURCED,
@@ -44,6 +46,8 @@ def var_scalar(
     var = ev.get(st, name)
     if var is None and is_internal(ev, name, frame, span):
         return (), None, False
+    if var is None and name in ("PWD", "BASH_SOURCE"):
+        return script_place(ev, name, frame, span), None, True
     if var is None:
         unsourced = ev.get(st, UNSOURCED)
         if unsourced is not None:
@@ -55,6 +59,14 @@ def var_scalar(
         vals = array_values(var.array, only_zero=True)
         return (vals[0] if vals else ()), None, True
     return (var.scalar or ()), None, True
+
+
+def script_place(ev: Evaluator, name: str, frame: Frame, span: Span | None) -> Scalar:
+    """`$PWD` (the script's folder) and `$BASH_SOURCE` (the path of the file being read), each
+    with the assumption that makes it so."""
+    if name == "PWD":
+        return (Segment(ev.script_dir, span, assumed=ASSUME_PWD_VAR),)
+    return (Segment(os.path.abspath(frame.ps.source.path), span, assumed=ASSUME_BASH_SOURCE),)
 
 
 def env_unknown(name: str, span: Span | None) -> Unknown:
