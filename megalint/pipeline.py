@@ -20,6 +20,7 @@ from megalint.launch.extract import extract_launches
 from megalint.launch.fragments import MIN_FLAGS, NO_LAUNCH, READ_AS, find_fragments
 from megalint.launch.model import Launch
 from megalint.megatron.bound import BoundArgs
+from megalint.megatron.catalogue import Catalogue
 from megalint.megatron.catalogue_choice import catalogue_for
 from megalint.megatron.derived import derive
 from megalint.megatron.entry_points import bind_entry_point
@@ -112,8 +113,7 @@ def lint_facts(facts: ScriptFacts, settings: Settings) -> FileResult:
     fork_targets: dict[str, list[Target]] = {}
     results: list[LaunchResult] = []
     for launch in launches:
-        entry = launch.entry.text if launch.entry is not None else None
-        bound = bind_entry_point(launch.argv, entry, catalogue, version)
+        bound = bind_entry_point(launch.argv, launch.entry_path, catalogue, version)
         world = launch.world_size.value
         derived = derive(bound, world if world is not None else launch.world_size.unknown, version)
         memory, memory_unknown = (
@@ -143,9 +143,29 @@ def lint_facts(facts: ScriptFacts, settings: Settings) -> FileResult:
         else:
             fork_targets.setdefault(fork.name, []).append(target)
         results.append(LaunchResult(launch, bound, ctx, detection, profile))
-    fragments = [] if launches else find_fragments(facts, catalogue.__contains__)
-    fragment_results: list[LaunchResult] = []
-    for fragment in fragments:
+    fragment_results = [] if launches else _fragments(facts, catalogue, version, targets, fork_targets)
+    # Each rule says where it is decided (`scope`) and on which forks it holds (`forks`).
+    evaluation = evaluate(settings.rules.select(scope=LAUNCH), targets)
+    for name, on_fork in fork_targets.items():
+        _merge_into(evaluation, evaluate(settings.rules.select(scope=LAUNCH, fork=name), on_fork))
+    script_rules = settings.rules.select(scope=SCRIPT)
+    if facts.findings and len(script_rules):
+        script = Target(script_context(facts, version), ScriptLocator(facts), None)
+        _merge_into(evaluation, evaluate(script_rules, [script]))
+    return FileResult(facts.path, facts, results, evaluation, version, version_note, gpu_reason, fragment_results)
+
+
+def _fragments(
+    facts: ScriptFacts,
+    catalogue: Catalogue,
+    version: str,
+    targets: list[Target],
+    fork_targets: dict[str, list[Target]],
+) -> list[LaunchResult]:
+    """The fragments of a file without a launch, each bound and added to the targets as a launch
+    is, with a context in which whatever only a launch could tell is unknown."""
+    results: list[LaunchResult] = []
+    for fragment in find_fragments(facts, catalogue.__contains__):
         bound = bind_entry_point(fragment.argv, READ_AS, catalogue, version)
         derived = derive(bound, fragment.world_size.unknown, version)
         fork = megatron_fork(fragment.argv)
@@ -163,16 +183,8 @@ def lint_facts(facts: ScriptFacts, settings: Settings) -> FileResult:
         )
         target = Target(fragment_context(ctx), LaunchLocator(fragment, bound, facts, None, facts.findings), None)
         (targets if fork is None else fork_targets.setdefault(fork.name, [])).append(target)
-        fragment_results.append(LaunchResult(fragment, bound, ctx, None, None))
-    # Each rule says where it is decided (`scope`) and on which forks it holds (`forks`).
-    evaluation = evaluate(settings.rules.select(scope=LAUNCH), targets)
-    for name, on_fork in fork_targets.items():
-        _merge_into(evaluation, evaluate(settings.rules.select(scope=LAUNCH, fork=name), on_fork))
-    script_rules = settings.rules.select(scope=SCRIPT)
-    if facts.findings and len(script_rules):
-        script = Target(script_context(facts, version), ScriptLocator(facts), None)
-        _merge_into(evaluation, evaluate(script_rules, [script]))
-    return FileResult(facts.path, facts, results, evaluation, version, version_note, gpu_reason, fragment_results)
+        results.append(LaunchResult(fragment, bound, ctx, None, None))
+    return results
 
 
 def _merge_into(evaluation: Evaluation, other: Evaluation) -> None:

@@ -154,3 +154,26 @@ def test_explain_says_what_a_fragment_left_undecided(capsys: pytest.CaptureFixtu
         "    ML101 world-size-divisibility\n      needs launch.world_size: the file sets arguments without launching "
         "them (a fragment): there is no launch" in out
     )
+
+
+def test_a_fragment_reports_only_misspellings_as_unknown_flags() -> None:
+    # --prompts and --port may be flags of whatever script runs the fragment
+    result = _lint("fragments/own_flags.sh")
+    assert [f.launch.variable for f in result.fragments] == ["EVAL_ARGS"]
+    assert result.diagnostics == []
+
+
+def test_a_fragment_built_of_fragments_is_checked_where_each_is_written() -> None:
+    result = _lint("fragments/combined.sh")
+    assert [f.launch.variable for f in result.fragments] == ["MODEL_ARGS", "TRAIN_ARGS"]
+    assert [(d.code, f"{d.span.start_line}:{d.span.start_col}") for d in result.diagnostics] == [("ML507", "2:37")]
+
+
+def test_an_entry_found_through_the_working_directory_is_bound_as_unknown() -> None:
+    # Found (ML101 at the 3), but its own --my-own-flag is not reported as unknown to Megatron-LM.
+    result = _lint("pwd_entry.sh")
+    (la,) = result.launches
+    assert la.launch.entry_path is None
+    assert "ML501" not in {d.code for d in result.diagnostics}
+    ml101 = [f"{d.span.start_line}:{d.span.start_col}" for d in result.diagnostics if d.code == "ML101"]
+    assert ml101 == ["5:81"]

@@ -9,6 +9,7 @@ variable of the file whose value holds at least two words that are flags of the 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from megalint.launch.model import Launch, Quantity
@@ -19,6 +20,7 @@ from megalint.source import Span
 FRAGMENT = "fragment"  # Launch.launcher of a fragment
 NO_LAUNCH = "the file sets arguments without launching them (a fragment): there is no launch"
 MIN_FLAGS = 2
+_EXPANSION = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
 # Whoever launches a fragment is not known; its flags are read as Megatron-LM's own entry point
 # reads them, so that a misspelt or removed flag is reported.
 READ_AS = "pretrain_gpt.py"
@@ -37,7 +39,36 @@ def find_fragments(facts: ScriptFacts, is_flag: Callable[[str], bool]) -> list[L
             if span is None or span.path != facts.path or (name, span) in found:
                 continue
             found[(name, span)] = _fragment(name, words, span, path.condition)
-    return sorted(found.values(), key=lambda la: la.span)
+    return _outermost(sorted(found.values(), key=lambda la: la.span), facts)
+
+
+def _outermost(fragments: list[Launch], facts: ScriptFacts) -> list[Launch]:
+    """Each flag checked once, where it is written: without a fragment that expands another
+    (`ALL_ARGS="$MODEL_ARGS $TRAIN_ARGS"`; its words would point at `$MODEL_ARGS`), nor a second
+    one of the same words (`ARGS=("${GPT_ARGS[@]}")`)."""
+    names = {f.variable for f in fragments if f.variable is not None}
+    kept: list[Launch] = []
+    seen: set[frozenset[str]] = set()
+    for f in fragments:
+        sites = frozenset(str(w.span) for w in f.argv if w.span is not None)
+        if sites in seen or (_expanded(f, facts) & (names - {f.variable})):
+            continue
+        seen.add(sites)
+        kept.append(f)
+    return kept
+
+
+def _expanded(fragment: Launch, facts: ScriptFacts) -> set[str]:
+    """The variables whose expansion (`$X`, `${X…}`) one of the fragment's words is shown at."""
+    out: set[str] = set()
+    for w in fragment.argv:
+        for seg in w.segments:
+            src = facts.sources.get(seg.site.path) if seg.site is not None else None
+            if src is not None and seg.site is not None:
+                m = _EXPANSION.match(src.text[seg.site.start : seg.site.end])
+                if m:
+                    out.add(m.group(1))
+    return out
 
 
 def _is_fragment(words: tuple[Word, ...], is_flag: Callable[[str], bool]) -> bool:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import TypedDict
 
 # Headers are read by the shell stage, which runs first; the launch model takes them from there.
+from megalint.shell.facts import ASSUME_PWD, ASSUME_PWD_VAR
 from megalint.shell.headers import SchedulerHeader as SchedulerHeader
 from megalint.shell.values import Unknown, Word
 from megalint.source import Span
@@ -47,6 +48,9 @@ class Quantity:
         }
 
 
+WORKING_DIRECTORY = frozenset({ASSUME_PWD, ASSUME_PWD_VAR})
+
+
 @dataclass
 class Launch:
     # torchrun | torch.distributed.launch | torch.distributed.run | srun | deepspeed | mpirun | python;
@@ -75,6 +79,15 @@ class Launch:
         folder it is in is unknown (`$HOME/Megatron-LM/pretrain_gpt.py`); None when even its
         name is not known."""
         return None if self.entry is None else entry_name(self.entry)
+
+    @property
+    def entry_path(self) -> str | None:
+        """The entry point's path for binding: None when it is not known, or known only through
+        a guess of the working directory (`` `pwd`/pretrain_gpt.py ``): the script that runs may
+        then be any project's, whose parser is not Megatron-LM's alone."""
+        if self.entry is None or any(seg.assumed in WORKING_DIRECTORY for seg in self.entry.segments):
+            return None
+        return self.entry.text
 
 
 def entry_name(word: Word) -> str | None:
