@@ -123,6 +123,12 @@ def test_fragment_leaves_what_needs_a_launch_undecided() -> None:
     assert not result.evaluation.failures
 
 
+def test_a_fragment_leaves_flags_of_other_releases_to_the_launch() -> None:
+    result = _lint("fragments/other_release.sh")
+    assert [f.launch.variable for f in result.fragments] == ["LOG_ARGS"]
+    assert result.diagnostics == []
+
+
 @pytest.mark.parametrize("name", ["fragments/echo_only.sh", "fragments/one_flag.sh"])
 def test_a_mention_of_flags_is_not_a_fragment(name: str) -> None:
     result = _lint(name)
@@ -169,11 +175,19 @@ def test_a_fragment_built_of_fragments_is_checked_where_each_is_written() -> Non
     assert [(d.code, f"{d.span.start_line}:{d.span.start_col}") for d in result.diagnostics] == [("ML507", "2:37")]
 
 
-def test_an_entry_found_through_the_working_directory_is_bound_as_unknown() -> None:
+@pytest.mark.parametrize(("name", "where"), [("pwd_entry.sh", "5:81"), ("pwd_entry_in_string.sh", "4:90")])
+def test_an_entry_found_through_the_working_directory_is_bound_as_unknown(name: str, where: str) -> None:
     # Found (ML101 at the 3), but its own --my-own-flag is not reported as unknown to Megatron-LM.
-    result = _lint("pwd_entry.sh")
+    result = _lint(name)
     (la,) = result.launches
     assert la.launch.entry_path is None
     assert "ML501" not in {d.code for d in result.diagnostics}
     ml101 = [f"{d.span.start_line}:{d.span.start_col}" for d in result.diagnostics if d.code == "ML101"]
-    assert ml101 == ["5:81"]
+    assert ml101 == [where]
+
+
+def test_a_folder_assumption_never_leads_outside_the_linted_tree() -> None:
+    path = IDIOMS / "sourced" / "by_pwd_outside.sh"
+    result = lint(path.read_text(), path=str(path), root_dir=str(IDIOMS / "sourced"), memory=False)
+    assert [u.reason.value for u in result.facts.unread_sources] == ["outside-root"]
+    assert "ML101" not in {d.code for d in result.diagnostics}

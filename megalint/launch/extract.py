@@ -766,5 +766,21 @@ def extract_launches(facts: ScriptFacts) -> list[Launch]:
             if key in seen:
                 continue
             seen.add(key)
+            launch.entry_through_working_directory = _through_working_directory(launch.entry, facts)
             launches.append(launch)
     return launches
+
+
+_WORKING_DIRECTORY = re.compile(r"(`\s*pwd\s*`|\$\(\s*pwd\s*\)|\$\{?PWD\}?)")
+
+
+def _through_working_directory(word: Word | None, facts: ScriptFacts) -> bool:
+    """Whether a word's text comes from `pwd` or $PWD: where it, or a value it came through, is written."""
+    if word is None:
+        return False
+    for seg in word.segments:
+        for span in ((seg.site,) if seg.site is not None else ()) + seg.origin:
+            src = facts.sources.get(span.path)
+            if src is not None and _WORKING_DIRECTORY.fullmatch(src.text[span.start : span.end].strip()):
+                return True
+    return False

@@ -68,6 +68,9 @@ class Launch:
     launcher_words: tuple[Word, ...] = ()  # srun/torchrun options, for rules that need them
     notes: list[str] = field(default_factory=list)
     variable: str | None = None  # the variable a fragment (launcher "fragment") is the value of
+    # The entry point's path is built on `pwd`/$PWD (seen through a command string, where the
+    # segments no longer carry the assumption)
+    entry_through_working_directory: bool = False
 
     @property
     def is_megatron(self) -> bool:
@@ -85,7 +88,9 @@ class Launch:
         """The entry point's path for binding: None when it is not known, or known only through
         a guess of the working directory (`` `pwd`/pretrain_gpt.py ``): the script that runs may
         then be any project's, whose parser is not Megatron-LM's alone."""
-        if self.entry is None or any(seg.assumed in WORKING_DIRECTORY for seg in self.entry.segments):
+        if self.entry is None or self.entry_through_working_directory:
+            return None
+        if any(seg.assumed in WORKING_DIRECTORY for seg in self.entry.segments):
             return None
         return self.entry.text
 

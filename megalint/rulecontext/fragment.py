@@ -12,8 +12,9 @@ from megalint.launch.fragments import NO_LAUNCH
 
 NOT_GIVEN = "not given in the fragment: the launch that runs it may give it"
 _OF_THE_LAUNCH = ("derived", "env", "env_set", "launch", "gpu", "memory", "given")
-# A word that belongs to no flag may be the value of a flag the launch writes just before it.
-_NEEDS_THE_LAUNCH = frozenset({"positional"})
+# A word that belongs to no flag may be the value of a flag the launch writes just before it; a
+# flag of another release is only wrong for the release the launch runs, which may be older.
+_NEEDS_THE_LAUNCH = frozenset({"positional", "flag-in-other-version"})
 # Whoever runs a fragment may add flags of its own (`extra_args_provider`) or be a fork: a flag
 # Megatron-LM does not know is reported only as a misspelling, this close to one it knows, in a
 # fragment written mostly in Megatron-LM's own flags.
