@@ -191,3 +191,13 @@ def test_a_folder_assumption_never_leads_outside_the_linted_tree() -> None:
     result = lint(path.read_text(), path=str(path), root_dir=str(IDIOMS / "sourced"), memory=False)
     assert [u.reason.value for u in result.facts.unread_sources] == ["outside-root"]
     assert "ML101" not in {d.code for d in result.diagnostics}
+
+
+def test_model_prints_the_assumption(capsys: pytest.CaptureFixture[str]) -> None:
+    from megalint.cli import main
+
+    main(["model", str(IDIOMS / "sourced" / "by_dirname.sh")])
+    out = capsys.readouterr().out
+    assert out.rstrip().endswith(
+        'assumed: `$(dirname "$0")` is the script\'s folder  @ ' + f"{IDIOMS}/sourced/by_dirname.sh:3:8"
+    )

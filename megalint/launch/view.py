@@ -57,6 +57,7 @@ class ModelJson(TypedDict):
     shell_findings: list[ShellFindingJson]
     sourced: list[str]
     notes: list[str]
+    assumptions: list[dict[str, str]]  # {text, at}: what the model took as true to read the script
 
 
 def pair_flags(argv: tuple[Word, ...]) -> list[tuple[Word, Word | None]]:
@@ -123,6 +124,7 @@ def model_json(facts: ScriptFacts, launches: list[Launch]) -> ModelJson:
         "shell_findings": [{"kind": f.kind, "at": str(f.span), "message": f.message} for f in facts.findings],
         "sourced": facts.sourced,
         "notes": facts.notes,
+        "assumptions": [{"text": a.text, "at": str(a.span)} for a in facts.assumptions],
     }
 
 
@@ -178,4 +180,6 @@ def model_text(facts: ScriptFacts, launches: list[Launch]) -> str:
             lines.append(f"  {finding.span}: {finding.kind}: {finding.message}")
     for n in facts.notes:
         lines.append(f"note: {n}")
+    for a in facts.assumptions:
+        lines.append(f"assumed: {a.text}  @ {a.span}")
     return "\n".join(lines)
