@@ -59,6 +59,8 @@ class LaunchResult:
     context: dict[str, Any]
     detection: Detection | None
     gpu: GpuProfile | None
+    # Of a fragment: the binding problems only its launch can judge, as `flag at place: why`.
+    left_to_launch: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -181,9 +183,10 @@ def _fragments(
             NO_LAUNCH,
             fork=fork.reason if fork is not None else None,
         )
-        target = Target(fragment_context(ctx), LaunchLocator(fragment, bound, facts, None, facts.findings), None)
+        ctx, left = fragment_context(ctx, bound)
+        target = Target(ctx, LaunchLocator(fragment, bound, facts, None, facts.findings), None)
         (targets if fork is None else fork_targets.setdefault(fork.name, [])).append(target)
-        results.append(LaunchResult(fragment, bound, ctx, None, None))
+        results.append(LaunchResult(fragment, bound, ctx, None, None, left))
     return results
 
 

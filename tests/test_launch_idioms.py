@@ -201,3 +201,15 @@ def test_model_prints_the_assumption(capsys: pytest.CaptureFixture[str]) -> None
     assert out.rstrip().endswith(
         'assumed: `$(dirname "$0")` is the script\'s folder  @ ' + f"{IDIOMS}/sourced/by_dirname.sh:3:8"
     )
+
+
+def test_explain_says_what_a_fragment_leaves_to_its_launch(capsys: pytest.CaptureFixture[str]) -> None:
+    from megalint.cli import main
+
+    path = IDIOMS / "fragments" / "other_release.sh"
+    main(["explain", "--isolated", str(path)])
+    out = capsys.readouterr().out
+    assert (
+        f"  left to the launch: --log-batch-size-to-tensorboard at {path}:2:46: a flag of another Megatron-LM "
+        "release: right or wrong for the release the launch runs\n" in out
+    )

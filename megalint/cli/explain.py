@@ -78,6 +78,8 @@ def render_text(report: ExplainJson) -> str:
                 f"fragment {la['index']} at line {la['line']}: the arguments in {la['variable']}, with no launch: "
                 "the checks that need one could not decide"
             )
+            for why in la["left_to_launch"]:
+                lines.append(f"  left to the launch: {why}")
         else:
             lines.append(f"launch {la['index']} at line {la['line']}: {la['launcher']} {entry}, world size {ws}")
         if la["condition"]:

@@ -53,6 +53,7 @@ class LaunchJson(TypedDict):
     line: int
     launcher: str  # "fragment" for arguments the file sets without a launch
     variable: str | None  # the variable a fragment is the value of
+    left_to_launch: list[str]  # of a fragment: what only its launch can judge, and why
     entry: str | None
     condition: str | None
     world_size: int | None
@@ -144,6 +145,7 @@ def explain_result(result: FileResult, rules: RuleSet, text: str) -> ExplainJson
                 "line": launch.span.start_line,
                 "launcher": launch.launcher,
                 "variable": launch.variable,
+                "left_to_launch": lr.left_to_launch,
                 "entry": launch.entry_name,
                 "condition": cond,
                 "world_size": ws.value,

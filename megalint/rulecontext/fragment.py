@@ -9,20 +9,27 @@ from __future__ import annotations
 from typing import Any
 
 from megalint.launch.fragments import NO_LAUNCH
+from megalint.megatron.bound import BoundArgs
 
 NOT_GIVEN = "not given in the fragment: the launch that runs it may give it"
 _OF_THE_LAUNCH = ("derived", "env", "env_set", "launch", "gpu", "memory", "given")
-# A word that belongs to no flag may be the value of a flag the launch writes just before it; a
-# flag of another release is only wrong for the release the launch runs, which may be older.
-_NEEDS_THE_LAUNCH = frozenset({"positional", "flag-in-other-version"})
-# Whoever runs a fragment may add flags of its own (`extra_args_provider`) or be a fork: a flag
-# Megatron-LM does not know is reported only as a misspelling, this close to one it knows, in a
-# fragment written mostly in Megatron-LM's own flags.
+# Binding problems only the launch can judge, and why: a word that belongs to no flag may be the
+# value of a flag the launch writes just before it; a flag of another release is only wrong for
+# the release the launch runs, which may be older; whoever runs a fragment may add flags of its
+# own (`extra_args_provider`) or be a fork, so a flag Megatron-LM does not know is reported only
+# as a misspelling, this close to one it knows, in a fragment written mostly in Megatron-LM's flags.
+_LEFT_TO_THE_LAUNCH = {
+    "positional": "a word that belongs to no flag here may be the value of a flag the launch writes before it",
+    "flag-in-other-version": "a flag of another Megatron-LM release: right or wrong for the release the launch runs",
+    "unknown-flag": "not a Megatron-LM flag, nor a misspelling of one: the script that runs the fragment may define it",
+}
 MAX_TYPO = 2
 
 
-def fragment_context(ctx: dict[str, Any]) -> dict[str, Any]:
-    """`ctx` (built as for a launch) with what only a launch can tell turned unknown."""
+def fragment_context(ctx: dict[str, Any], bound: BoundArgs) -> tuple[dict[str, Any], list[str]]:
+    """`ctx` (built as for a launch) with what only a launch can tell turned unknown; and the
+    binding problems left to the launch, each as `flag at place: why`."""
+    left: list[str] = []
     unknown: dict[str, str] = ctx["unknown"]
     given = ctx["given"]
     for dest in [d for d in ctx["args"] if d not in given]:
@@ -37,13 +44,17 @@ def fragment_context(ctx: dict[str, Any]) -> dict[str, Any]:
         unknown[root] = NO_LAUNCH
     unknown_flags = [p for p in ctx["problems"] if p.get("kind") == "unknown-flag"]
     megatron_style = len(given) > len(unknown_flags)
-    ctx["problems"] = [
-        p
-        for p in ctx["problems"]
-        if p.get("kind") not in _NEEDS_THE_LAUNCH
-        and (p.get("kind") != "unknown-flag" or (megatron_style and _misspelt(p)))
-    ]
-    return ctx
+    kept: list[dict[str, Any]] = []
+    for p in ctx["problems"]:
+        kind = p.get("kind")
+        if kind not in _LEFT_TO_THE_LAUNCH or (kind == "unknown-flag" and megatron_style and _misspelt(p)):
+            kept.append(p)
+            continue
+        problem = bound.problems[p["index"]]
+        at = f" at {problem.span}" if problem.span is not None else ""
+        left.append(f"{problem.option or problem.value or kind}{at}: {_LEFT_TO_THE_LAUNCH[kind]}")
+    ctx["problems"] = kept
+    return ctx, left
 
 
 def _misspelt(problem: dict[str, Any]) -> bool:
