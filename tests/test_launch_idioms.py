@@ -181,6 +181,10 @@ def test_an_entry_found_through_the_working_directory_is_bound_as_unknown(name: 
     result = _lint(name)
     (la,) = result.launches
     assert la.launch.entry_path is None
+    assert la.launch.notes == [
+        "the entry point's folder comes from `pwd`, read as the script's folder (the job is started from "
+        "there): its arguments are bound as those of a script megalint cannot name"
+    ]
     assert "ML501" not in {d.code for d in result.diagnostics}
     ml101 = [f"{d.span.start_line}:{d.span.start_col}" for d in result.diagnostics if d.code == "ML101"]
     assert ml101 == [where]

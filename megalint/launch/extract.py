@@ -11,6 +11,7 @@ import re
 from collections.abc import Set
 
 from megalint.launch.model import Launch, Quantity, SchedulerHeader, entry_name
+from megalint.launch.working_directory import through_working_directory
 from megalint.shell.facts import CommandRecord, ScriptFacts
 from megalint.shell.headers import gpus_per_node, header_value, node_count
 from megalint.shell.values import Unknown, Word
@@ -766,21 +767,11 @@ def extract_launches(facts: ScriptFacts) -> list[Launch]:
             if key in seen:
                 continue
             seen.add(key)
-            launch.entry_through_working_directory = _through_working_directory(launch.entry, facts)
+            if through_working_directory(launch.entry, facts):
+                launch.entry_through_working_directory = True
+                launch.notes.append(
+                    "the entry point's folder comes from `pwd`, read as the script's folder (the job is "
+                    "started from there): its arguments are bound as those of a script megalint cannot name"
+                )
             launches.append(launch)
     return launches
-
-
-_WORKING_DIRECTORY = re.compile(r"(`\s*pwd\s*`|\$\(\s*pwd\s*\)|\$\{?PWD\}?)")
-
-
-def _through_working_directory(word: Word | None, facts: ScriptFacts) -> bool:
-    """Whether a word's text comes from `pwd` or $PWD: where it, or a value it came through, is written."""
-    if word is None:
-        return False
-    for seg in word.segments:
-        for span in ((seg.site,) if seg.site is not None else ()) + seg.origin:
-            src = facts.sources.get(span.path)
-            if src is not None and _WORKING_DIRECTORY.fullmatch(src.text[span.start : span.end].strip()):
-                return True
-    return False

@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 from typing import TypedDict
 
 # Headers are read by the shell stage, which runs first; the launch model takes them from there.
-from megalint.shell.facts import ASSUME_PWD, ASSUME_PWD_VAR
 from megalint.shell.headers import SchedulerHeader as SchedulerHeader
 from megalint.shell.values import Unknown, Word
 from megalint.source import Span
@@ -48,9 +47,6 @@ class Quantity:
         }
 
 
-WORKING_DIRECTORY = frozenset({ASSUME_PWD, ASSUME_PWD_VAR})
-
-
 @dataclass
 class Launch:
     # torchrun | torch.distributed.launch | torch.distributed.run | srun | deepspeed | mpirun | python;
@@ -68,8 +64,7 @@ class Launch:
     launcher_words: tuple[Word, ...] = ()  # srun/torchrun options, for rules that need them
     notes: list[str] = field(default_factory=list)
     variable: str | None = None  # the variable a fragment (launcher "fragment") is the value of
-    # The entry point's path is built on `pwd`/$PWD (seen through a command string, where the
-    # segments no longer carry the assumption)
+    # The entry point's path is built on `pwd`/$PWD (launch/extract.py says so in `notes`)
     entry_through_working_directory: bool = False
 
     @property
@@ -89,8 +84,6 @@ class Launch:
         a guess of the working directory (`` `pwd`/pretrain_gpt.py ``): the script that runs may
         then be any project's, whose parser is not Megatron-LM's alone."""
         if self.entry is None or self.entry_through_working_directory:
-            return None
-        if any(seg.assumed in WORKING_DIRECTORY for seg in self.entry.segments):
             return None
         return self.entry.text
 
