@@ -69,6 +69,8 @@ class FileResult:
     version: str
     version_note: str | None = None
     gpu_note: str | None = None
+    # Files with Megatron flags and no launch, checked alone.
+    fragments: list[LaunchResult] = field(default_factory=list)
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
