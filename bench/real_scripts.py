@@ -1,167 +1,122 @@
-"""Read a tree of real launch scripts in place and report what megalint resolves.
+"""Run megalint over public repositories of real launch scripts, read in place at a recorded
+commit, and print per repository what it found and what it could not check.
 
-    python bench/real_scripts.py DIR [DIR ...] [--show-unresolved N]
+    python bench/real_scripts.py [--root DIR] [--repos FILE] [--jobs N] [--no-memory]
+                                 [--show N] [--json FILE]
+    python bench/real_scripts.py --fetch [--root DIR]     # shallow-fetch each recorded commit
 
-Selection is the survey's rule: shell-like files (.sh/.bash/.slurm/.sbatch, or a sh/bash
-shebang) that mention a Megatron entry point or a model-parallel flag. For every file it
-records: a crash (should never happen), the launches found, and for every parallel-size
-flag written in the file whether its value was resolved, and if not, why.
+The repositories, their commits and the folders read are listed in bench/real_repos.toml. The
+root holds one checkout per repository, named `owner+name` (default: $MEGALINT_REPOS, else
+~/.cache/megalint-bench/repos). A checkout whose HEAD is not the recorded commit is still read,
+and the report says so. Nothing is ever written into a checkout.
+
+Per repository: the files read (selection rule in bench/realbench/files.py), the launches found,
+the files checked as fragments (Megatron flags, no launch), the files writing Megatron flags of
+which no launch or fragment holds any, how many parallel/batch flags written were resolved to a
+value, and the errors and warnings per rule, as `megalint --isolated` reports them.
 """
 
 from __future__ import annotations
 
 import argparse
-import collections
 import os
-import re
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from megalint.discovery import is_shell_script  # noqa: E402
-from megalint.errors import InputError  # noqa: E402
-from megalint.launch.extract import extract_launches  # noqa: E402
-from megalint.launch.view import pair_flags  # noqa: E402
-from megalint.shell.analyze import analyze_file  # noqa: E402
+from bench.realbench.aggregate import Figures, aggregate
+from bench.realbench.count import FileRecord
+from bench.realbench.files import select_files
+from bench.realbench.report import errors_json, render, total_line
+from bench.realbench.repos import Repo, RepoListError, commit_note, fetch, head_commit, load_repos
+from bench.realbench.worker import catalogue_flags, check_all
 
-PARALLEL_FLAGS = (
-    "--tensor-model-parallel-size",
-    "--pipeline-model-parallel-size",
-    "--context-parallel-size",
-    "--expert-model-parallel-size",
-    "--expert-tensor-parallel-size",
-    "--virtual-pipeline-model-parallel-size",
-    "--num-layers-per-virtual-pipeline-stage",
-)
-SELECT = re.compile(
-    r"(pretrain_\w*\.py|posttrain_\w*\.py|finetune_\w*\.py|train_rl\.py|tasks/main\.py|"
-    r"--tensor-model-parallel-size|--pipeline-model-parallel-size|--context-parallel-size|"
-    r"--expert-model-parallel-size|--expert-tensor-parallel-size|--sequence-parallel|"
-    r"--virtual-pipeline-model-parallel-size|--num-layers-per-virtual-pipeline-stage)"
-)
-FLAG_RE = re.compile(r"(?<![\w-])(" + "|".join(re.escape(f) for f in PARALLEL_FLAGS) + r")(?![\w-])")
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_REPOS = os.path.join(HERE, "real_repos.toml")
 
 
-def shell_like(path: str) -> bool:
-    return is_shell_script(path)
+def default_root() -> str:
+    return os.environ.get("MEGALINT_REPOS") or os.path.expanduser("~/.cache/megalint-bench/repos")
 
 
-def categorise(reason: str) -> str:
-    r = reason.lower()
-    if "argument" in r and "script" in r:
-        return 'a script argument ($1, "$@")'
-    if "loop" in r:
-        return "changed in a loop"
-    if "sourced" in r or "may be set by" in r:
-        return "a sourced file that is absent or outside the tree"
-    if "slurm" in r or "pbs" in r:
-        return "a scheduler variable without a literal header"
-    if "environment" in r:
-        return "an environment input"
-    if "output of" in r or "run time" in r or "queried" in r:
-        return "a command's output"
-    if "placeholder" in r:
-        return "a template placeholder"
-    if "branches" in r:
-        return "merged branches"
-    return "other: " + reason[:60]
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--root", default=None, help="folder of checkouts named owner+name")
+    ap.add_argument("--repos", default=DEFAULT_REPOS, help="the repository list (TOML)")
+    ap.add_argument("--fetch", action="store_true", help="fetch each recorded commit into the root, then stop")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes")
+    ap.add_argument("--no-memory", action="store_true", help="skip the memory model, as megalint --no-memory")
+    ap.add_argument("--show", type=int, default=0, metavar="N", help="print N example locations per category")
+    ap.add_argument("--json", default=None, metavar="FILE", help="write every error finding to FILE")
+    args = ap.parse_args(argv)
+    if args.jobs < 1 or args.show < 0:
+        ap.error("--jobs must be at least 1 and --show at least 0")
+    args.root = os.path.abspath(args.root or default_root())
+    return args
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("dirs", nargs="+")
-    ap.add_argument("--show-unresolved", type=int, default=0)
-    args = ap.parse_args()
-    files = []
-    for d in args.dirs:
-        for root, _, names in os.walk(d):
-            for n in sorted(names):
-                p = os.path.join(root, n)
-                if os.path.islink(p) or not os.path.isfile(p) or os.path.getsize(p) > 1 << 20:
-                    continue
-                if not shell_like(p):
-                    continue
-                try:
-                    text = open(p, encoding="utf-8", errors="replace").read()
-                except OSError:
-                    continue
-                if SELECT.search(text):
-                    files.append(p)
-    crashes, input_errors, with_launch = [], 0, 0
-    total_flags = resolved = 0
-    reasons = collections.Counter()
-    examples = collections.defaultdict(list)
-    times = []
-    # A flag written in a sourced config counts as resolved when a launch of any file that
-    # sources it resolves it, so the bookkeeping is global: (file, line, flag) -> verdict.
-    seen: dict = {}
-    written = []
-    for p in files:
-        t0 = time.perf_counter()
-        try:
-            facts = analyze_file(p, root_dir=os.path.dirname(p))
-            launches = extract_launches(facts)
-        except InputError:
-            input_errors += 1
+def do_fetch(repos: list[Repo], root: str) -> int:
+    os.makedirs(root, exist_ok=True)
+    failed = 0
+    for repo in repos:
+        line = fetch(repo, root)
+        failed += " failed: " in line or " left from an earlier fetch" in line
+        print(line, flush=True)
+    return 1 if failed else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        repos = load_repos(args.repos)
+    except RepoListError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.fetch:
+        return do_fetch(repos, args.root)
+    t0 = time.perf_counter()
+    known = catalogue_flags()
+    present: list[Repo] = []
+    notes: dict[str, list[str]] = {}
+    left_out: dict[str, list[str]] = {}
+    jobs: list[tuple[str, str]] = []
+    for repo in repos:
+        checkout = os.path.join(args.root, repo.checkout)
+        if not os.path.isdir(checkout):
+            print(f"warning: {repo.name}: no checkout at {checkout} (run with --fetch); skipped", file=sys.stderr)
             continue
-        except Exception as exc:  # noqa: BLE001 - counting crashes is the point
-            crashes.append((p, f"{type(exc).__name__}: {exc}"))
-            continue
-        times.append(time.perf_counter() - t0)
-        if launches:
-            with_launch += 1
-        text = open(p, encoding="utf-8", errors="replace").read()
-        for lineno, line in enumerate(text.split("\n"), 1):
-            if line.lstrip().startswith("#"):
-                continue
-            for m in FLAG_RE.finditer(line):
-                written.append((os.path.realpath(p), lineno, m.group(1)))
-        for launch in launches:
-            for f, v in pair_flags(launch.argv):
-                if f.text not in PARALLEL_FLAGS or f.span is None:
-                    continue
-                key = (os.path.realpath(f.span.path), f.span.start_line, f.text)
-                known = v is not None and v.text is not None
-                reason = None if known else (v.unknown.reason if v is not None and v.unknown else "no value")
-                prev = seen.get(key)
-                if prev is None or (prev[0] and not known):
-                    seen[key] = (known, reason)
-    for key in written:
-        total_flags += 1
-        got = seen.get(key)
-        where = f"{key[0]}:{key[1]}"
-        if got is None:
-            cat = "not in a launch megalint recognised"
-            reasons[cat] += 1
-            examples[cat].append(where)
-        elif got[0]:
-            resolved += 1
-        else:
-            cat = categorise(got[1])
-            reasons[cat] += 1
-            examples[cat].append(f"{where} ({got[1][:80]})")
-    n = len(files)
-    print(f"files selected: {n}")
-    print(f"crashes: {len(crashes)}")
-    for p, e in crashes[:20]:
-        print(f"  {p}: {e}")
-    print(f"input errors (binary / not UTF-8): {input_errors}")
-    print(f"files with at least one Megatron launch: {with_launch}")
-    share = resolved / total_flags if total_flags else 0.0
-    print(f"parallel-size flags written: {total_flags}; resolved to a value: {resolved} ({share:.1%})")
-    for cat, count in reasons.most_common():
-        print(f"  unresolved, {cat}: {count}")
-        for ex in examples[cat][: args.show_unresolved]:
-            print(f"      {ex}")
-    if times:
-        times.sort()
-        print(
-            f"parse+evaluate+extract per file: median {times[len(times) // 2] * 1000:.2f} ms, "
-            f"p95 {times[min(len(times) - 1, int(len(times) * 0.95))] * 1000:.1f} ms, "
-            f"max {times[-1] * 1000:.1f} ms, total {sum(times):.2f} s"
-        )
-    return 1 if crashes else 0
+        present.append(repo)
+        note = commit_note(repo, head_commit(checkout))
+        notes[repo.name] = [note] if note else []
+        if note:
+            print(f"warning: {note}", file=sys.stderr)
+        chosen, left_out[repo.name] = select_files(checkout, repo.folders, known)
+        jobs += [(p, checkout) for p in chosen]
+    if not present:
+        print(f"error: none of the repositories is under {args.root}", file=sys.stderr)
+        return 2
+    records = list(check_all(jobs, min(args.jobs, max(1, len(jobs))), not args.no_memory, known))
+    seconds = time.perf_counter() - t0
+    by_repo: dict[str, list[FileRecord]] = {r.name: [] for r in present}
+    owner = {os.path.realpath(os.path.join(args.root, r.checkout)): r.name for r in present}
+    for (_, checkout), rec in zip(jobs, records, strict=True):
+        by_repo[owner[os.path.realpath(checkout)]].append(rec)
+    per_repo: list[Figures] = []
+    total = Figures("total")
+    for repo in present:
+        fig = aggregate(repo.name, by_repo[repo.name], left_out[repo.name])
+        fig.notes = notes[repo.name]
+        per_repo.append(fig)
+        total.add(fig)
+        at = "at the recorded commit" if not fig.notes else "NOT at the recorded commit"
+        print(render(fig, args.root, args.show, f"{repo.name} @ {repo.commit[:12]} ({at})"))
+        print()
+    print(total_line(total, seconds, args.jobs))
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            fh.write(errors_json(per_repo, args.root))
+    return 0
 
 
 if __name__ == "__main__":
