@@ -21,8 +21,7 @@ from megalint.launch.model import Launch
 from megalint.megatron.bound import BoundArgs
 from megalint.megatron.catalogue_choice import catalogue_for
 from megalint.megatron.derived import derive
-from megalint.megatron.entry_points import bind_entry_point
-from megalint.megatron.forks import megatron_fork
+from megalint.megatron.launch_parser import bind_launch, parser_for_launch
 from megalint.memory.launch_view import launch_memory
 from megalint.rulecontext.launch import build_context
 from megalint.rulecontext.locator import LaunchLocator
@@ -45,6 +44,7 @@ class Settings:
     root_dir: str | None = None
     follow_source_outside_root: bool = False
     with_memory: bool = True
+    source_roots: tuple[str, ...] = ()
 
 
 @dataclass
@@ -99,7 +99,10 @@ def lint_facts(facts: ScriptFacts, settings: Settings) -> FileResult:
     results: list[LaunchResult] = []
     for launch in launches:
         entry = launch.entry.text if launch.entry is not None else None
-        bound = bind_entry_point(launch.argv, entry, catalogue, version)
+        # The parser that reads this launch's flags: Megatron-LM's, or the fork's it runs on.
+        parser = parser_for_launch(settings.megatron_version, facts.path, entry, launch.argv, settings.source_roots)
+        bound = bind_launch(launch.argv, entry, parser)
+        fork = parser.fork
         world = launch.world_size.value
         derived = derive(bound, world if world is not None else launch.world_size.unknown, version)
         memory, memory_unknown = (
@@ -107,7 +110,6 @@ def lint_facts(facts: ScriptFacts, settings: Settings) -> FileResult:
             if settings.with_memory
             else (None, "not computed")
         )
-        fork = megatron_fork(launch.argv)
         ctx = build_context(
             launch,
             bound,
