@@ -12,6 +12,7 @@ Keys (the same in both files; in megalint.toml at the top level):
     exclude = ["legacy/**"]             # gitignore-style, relative to the config file
     failure-threshold = "warning"       # error | warning | info | none
     follow-source-outside-root = false
+    megatron-roots = ["../Megatron-LM"] # Megatron or fork trees launches run on, relative to the config file
     [severity]                          # ([tool.megalint.severity]) per-rule overrides
     missing-nccl-ib-timeout = "error"
     [per-file-ignores]                  # gitignore-style globs, relative to the config file
@@ -51,6 +52,7 @@ _KEYS: dict[str, type] = {
     "exclude": list,
     "failure-threshold": str,
     "follow-source-outside-root": bool,
+    "megatron-roots": list,
     "severity": dict,
     "per-file-ignores": dict,
 }
@@ -70,6 +72,7 @@ class Config:
     exclude: list[str] = field(default_factory=list)
     failure_threshold: str | None = None
     follow_source_outside_root: bool = False
+    megatron_roots: list[str] = field(default_factory=list)
     severity: dict[str, str] = field(default_factory=dict)
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
     text: str = field(default="", repr=False)
@@ -303,6 +306,11 @@ def _fill(cfg: Config, table: dict[str, Any]) -> None:
         raise err(("failure-threshold",), f"`failure-threshold` must be one of {', '.join(THRESHOLDS)}, not `{th}`")
     cfg.failure_threshold = th
     cfg.follow_source_outside_root = table.get("follow-source-outside-root", False)
+    for d in table.get("megatron-roots", []):
+        full = os.path.join(cfg.root, d)
+        if not os.path.isdir(full):
+            raise err(("megatron-roots",), f"Megatron root `{d}` is not a folder (relative to {cfg.root})", d)
+        cfg.megatron_roots.append(full)
     for k, v in table.get("severity", {}).items():
         if not isinstance(v, str) or v not in SEVERITIES:
             shown = f"`{v}`" if isinstance(v, str) else _type_name(v)

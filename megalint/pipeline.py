@@ -23,8 +23,7 @@ from megalint.megatron.bound import BoundArgs
 from megalint.megatron.catalogue import Catalogue
 from megalint.megatron.catalogue_choice import catalogue_for
 from megalint.megatron.derived import derive
-from megalint.megatron.entry_points import bind_entry_point
-from megalint.megatron.forks import megatron_fork
+from megalint.megatron.launch_parser import bind_launch, parser_for_launch
 from megalint.memory.launch_view import launch_memory
 from megalint.rulecontext.fragment import fragment_context
 from megalint.rulecontext.launch import build_context
@@ -48,6 +47,7 @@ class Settings:
     root_dir: str | None = None
     follow_source_outside_root: bool = False
     with_memory: bool = True
+    source_roots: tuple[str, ...] = ()
 
 
 @dataclass
@@ -115,7 +115,11 @@ def lint_facts(facts: ScriptFacts, settings: Settings) -> FileResult:
     fork_targets: dict[str, list[Target]] = {}
     results: list[LaunchResult] = []
     for launch in launches:
-        bound = bind_entry_point(launch.argv, launch.entry_path, catalogue, version)
+        entry = launch.entry_path
+        # The parser that reads this launch's flags: Megatron-LM's, or the fork's it runs on.
+        parser = parser_for_launch(settings.megatron_version, facts.path, entry, launch.argv, settings.source_roots)
+        bound = bind_launch(launch.argv, entry, parser)
+        fork = parser.fork
         world = launch.world_size.value
         derived = derive(bound, world if world is not None else launch.world_size.unknown, version)
         memory, memory_unknown = (
@@ -123,7 +127,6 @@ def lint_facts(facts: ScriptFacts, settings: Settings) -> FileResult:
             if settings.with_memory
             else (None, "not computed")
         )
-        fork = megatron_fork(launch.argv)
         ctx = build_context(
             launch,
             bound,
@@ -145,7 +148,7 @@ def lint_facts(facts: ScriptFacts, settings: Settings) -> FileResult:
         else:
             fork_targets.setdefault(fork.name, []).append(target)
         results.append(LaunchResult(launch, bound, ctx, detection, profile))
-    fragment_results = [] if launches else _fragments(facts, catalogue, version, targets, fork_targets)
+    fragment_results = [] if launches else _fragments(facts, settings, catalogue, version, targets, fork_targets)
     # Each rule says where it is decided (`scope`) and on which forks it holds (`forks`).
     evaluation = evaluate(settings.rules.select(scope=LAUNCH), targets)
     for name, on_fork in fork_targets.items():
@@ -159,6 +162,7 @@ def lint_facts(facts: ScriptFacts, settings: Settings) -> FileResult:
 
 def _fragments(
     facts: ScriptFacts,
+    settings: Settings,
     catalogue: Catalogue,
     version: str,
     targets: list[Target],
@@ -168,9 +172,11 @@ def _fragments(
     is, with a context in which whatever only a launch could tell is unknown."""
     results: list[LaunchResult] = []
     for fragment in find_fragments(facts, catalogue.__contains__):
-        bound = bind_entry_point(fragment.argv, READ_AS, catalogue, version)
+        # A fragment in a fork's repository is read by the fork's parser, as its launch would be.
+        parser = parser_for_launch(settings.megatron_version, facts.path, READ_AS, fragment.argv, settings.source_roots)
+        bound = bind_launch(fragment.argv, READ_AS, parser)
         derived = derive(bound, fragment.world_size.unknown, version)
-        fork = megatron_fork(fragment.argv)
+        fork = parser.fork
         ctx = build_context(
             fragment,
             bound,

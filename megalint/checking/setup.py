@@ -26,6 +26,7 @@ class AnalysisOptions:
     rule_dirs: Sequence[str] = ()  # extra folders of YAML rules
     megatron_version: str | None = None
     gpu: str | None = None
+    megatron_roots: Sequence[str] = ()  # Megatron or fork trees the launches run on
     assume: Mapping[str, str] = field(default_factory=dict)
     with_memory: bool = True
     exclude: Sequence[str] = ()  # gitignore-style, relative to the working folder
@@ -137,6 +138,7 @@ class Setups:
             root_dir=cfg.root if cfg.path else os.getcwd(),
             follow_source_outside_root=cfg.follow_source_outside_root,
             with_memory=opts.with_memory,
+            source_roots=(*opts.megatron_roots, *cfg.megatron_roots),
         )
         threshold = opts.failure_threshold or cfg.failure_threshold or DEFAULT_THRESHOLD
         pfi = [(Excludes([pattern], cfg.root), codes_) for pattern, codes_ in cfg.per_file_ignores.items()]

@@ -4,6 +4,7 @@ the rules selected, the configuration, and what the job runs on."""
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Sequence
 
 from megalint.checking.setup import AnalysisOptions, Configs, Setups
@@ -23,6 +24,13 @@ def add_analysis_options(p: argparse.ArgumentParser) -> None:
     )
     inp.add_argument("--gpu", help="GPU model when the script does not say (h100, a100-80gb, v100 …)")
     add_assume(inp)
+    inp.add_argument(
+        "--megatron-root",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="a Megatron-LM or fork checkout the launches run on, when the script lives outside it (repeatable)",
+    )
     inp.add_argument("--no-memory", action="store_true", help="skip the memory estimate")
     cfg = p.add_argument_group("configuration")
     cfg.add_argument("--config", metavar="FILE", help="a megalint.toml or pyproject.toml to use for every file")
@@ -35,6 +43,9 @@ def check_analysis_options(args: argparse.Namespace) -> None:
 
         if find_gpu(args.gpu) is None:
             raise UsageError(f"--gpu: unknown GPU `{args.gpu}` (e.g. h100, a100-80gb, v100)")
+    for root in args.megatron_root:
+        if not os.path.isdir(root):
+            raise UsageError(f"--megatron-root: `{root}` is not a folder")
     if args.megatron_version is not None:
         from megalint.megatron.versions import VersionError, parse_version
 
@@ -70,6 +81,7 @@ def analysis_setups(
         rule_dirs=args.rule_dir,
         megatron_version=args.megatron_version,
         gpu=args.gpu,
+        megatron_roots=tuple(args.megatron_root),
         assume=parse_assume(args.assume),
         with_memory=not args.no_memory,
         exclude=exclude,

@@ -162,6 +162,8 @@ class BoundArgs:
     problems: list[Problem]
     passthrough: list[Passthrough]
     argv: tuple[Word, ...] = ()
+    # Why the flag problems are not known: a part of the parser is not at hand (None: they are).
+    problems_unknown: str | None = None
 
     def __getitem__(self, dest: str) -> BoundArg:
         return self.args[dest]

@@ -45,3 +45,14 @@ def catalogue_for(text: str | None) -> tuple[Catalogue, str, str | None]:
         return _catalogue(res.version), res.version, res.note
     with resources.as_file(best[1]) as path:
         return Catalogue.from_file(path), f"{major}.{minor}", None
+
+
+def release_catalogue(version: str) -> Catalogue:
+    """The shipped catalogue of one release: the one extracted from its source for a full release
+    number ("0.12.1"), else the curated one ("0.15", "HEAD")."""
+    if re.fullmatch(r"\d+\.\d+\.\d+", version):
+        entry = resources.files("megalint.data").joinpath("catalogue-extracted").joinpath(f"{version}.json")
+        if entry.is_file():
+            with resources.as_file(entry) as path:
+                return Catalogue.from_file(path)
+    return _catalogue(version)

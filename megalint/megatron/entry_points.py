@@ -59,7 +59,7 @@ STOCK_ENTRY_POINTS = {
 }
 # What an entry point's own parser may accept beyond Megatron-LM's: a flag it adds, a word
 # that is the value of such a flag, a positional of its own, or another version's choices.
-_ENTRY_DEPENDENT = frozenset(
+ENTRY_DEPENDENT = frozenset(
     {ProblemKind.UNKNOWN_FLAG, ProblemKind.OTHER_VERSION, ProblemKind.POSITIONAL, ProblemKind.INVALID_CHOICE}
 )
 
@@ -76,10 +76,10 @@ def stock_entry(entry: str | None) -> frozenset[str] | None:
     return STOCK_ENTRY_POINTS.get(parts[-1])
 
 
-def _entry_problems(entry: str | None, problems: list[Problem]) -> list[Problem]:
+def entry_problems(entry: str | None, problems: list[Problem]) -> list[Problem]:
     extra = stock_entry(entry)
     if extra is None:
-        return [p for p in problems if p.kind not in _ENTRY_DEPENDENT]
+        return [p for p in problems if p.kind not in ENTRY_DEPENDENT]
     return [
         p
         for p in problems
@@ -92,5 +92,5 @@ def bind_entry_point(argv: Sequence[Word], entry: str | None, catalogue: Catalog
     parse it: the problems its own parser may not have left out, the values it takes from
     elsewhere (a checkpoint, a converter's placeholder shape) unknown."""
     bound = bind(argv, catalogue)
-    bound.problems = _entry_problems(entry, bound.problems)
+    bound.problems = entry_problems(entry, bound.problems)
     return supplied_args(bound, version, stock_entry(entry) is not None, entry)

@@ -1,37 +1,126 @@
-"""Telling a launch of a Megatron fork from a launch of Megatron-LM."""
+"""Telling a launch of a Megatron fork from a launch of Megatron-LM, and where its source is.
+
+A fork is told by the repository the script lives in (walking up from the script's folder:
+`mindspeed_llm/` or `modellink/`, `mindspeed/`, `megatron_patch/`, `examples_deepspeed/`, a
+`megatron/…/arguments.py` of its own), by the imports of the entry file the launch runs, and by
+`--deepspeed` on the launch line. Folders the user names (`--megatron-root`) stand in for the
+repository when the script lives outside one and supply parts a fork needs (MindSpeed-LLM needs
+the separate `mindspeed` package).
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from megalint.shell.values import Word
 
+MINDSPEED = "mindspeed"
+MINDSPEED_LLM = "mindspeed-llm"
 MEGATRON_DEEPSPEED = "megatron-deepspeed"
+PAI_MEGATRON_PATCH = "pai-megatron-patch"
+MEGATRON_LLM = "megatron-llm"  # epfLLM/Megatron-LLM
+MEGATRON_TREE = "megatron-tree"  # any other repository with a Megatron tree of its own
+
+ARGUMENTS_FILES = ("megatron/training/arguments.py", "megatron/arguments.py")
+_MARKERS = ("mindspeed_llm", "modellink", "mindspeed", "megatron_patch", "examples_deepspeed", *ARGUMENTS_FILES)
+_DEEPSPEED_FLAGS = ("--deepspeed", "--deepspeed_config", "--deepspeed-config")
+# epfLLM/Megatron-LLM spells every flag with underscores (megatron/arguments.py:840@806a8330).
+_UNDERSCORE_PARSER = re.compile(r"""["']--tensor_model_parallel_size["']""")
 
 
 @dataclass(frozen=True)
 class Fork:
-    """A Megatron fork a launch runs: its name, as rules name it in `forks:`, and why it was
-    told from Megatron-LM."""
+    """A Megatron fork a launch runs: its name, as rules name it in `forks:`, why it was told
+    from Megatron-LM, and the folder holding its source (None when it is not at hand)."""
 
     name: str
     reason: str
+    root: Path | None = None
+    entry_file: Path | None = None
 
 
-def megatron_fork(argv: Sequence[Word]) -> Fork | None:
-    """The Megatron fork a launch with these entry point arguments runs, or None for Megatron-LM.
+def _imports(text: str, module: str) -> bool:
+    return re.search(rf"^\s*(?:from|import)\s+{re.escape(module)}\b", text, re.M) is not None
 
-    `--deepspeed` belongs to Megatron-DeepSpeed (microsoft, bigscience, argonne-lcf): its flags
-    and checks differ (the DeepSpeed pipeline engine partitions layers itself), so Megatron-LM's
-    argument rules would be false alarms there."""
-    for w in argv:
-        if w.text in ("--deepspeed", "--deepspeed_config", "--deepspeed-config") or (w.text or "").startswith(
-            "--deepspeed_config="
-        ):
-            return Fork(
-                MEGATRON_DEEPSPEED,
-                "this launch passes --deepspeed: it runs Megatron-DeepSpeed, whose arguments and "
-                "checks differ from Megatron-LM's",
-            )
+
+def repository_root(start: Path) -> Path | None:
+    """The nearest folder at or above `start` that holds a fork's or Megatron's source, stopping
+    at the top of a git repository."""
+    for folder in (start, *start.parents):
+        if any((folder / m).exists() for m in _MARKERS):
+            return folder
+        if (folder / ".git").exists():
+            return None
+    return None
+
+
+def _entry_file(entry: str | None, folders: Sequence[Path]) -> Path | None:
+    if not entry or "$" in entry:
+        return None
+    path = Path(entry)
+    candidates = [path] if path.is_absolute() else [f / path for f in folders]
+    return next((c for c in candidates if c.is_file()), None)
+
+
+def _read(path: Path | None) -> str:
+    if path is None:
+        return ""
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")[:200_000]
+    except OSError:
+        return ""
+
+
+def _own_arguments(root: Path) -> Path | None:
+    return next((root / a for a in ARGUMENTS_FILES if (root / a).is_file()), None)
+
+
+def detect_fork(
+    script: str | None, entry: str | None, argv: Sequence[Word], source_roots: Sequence[str] = ()
+) -> Fork | None:
+    """The Megatron fork a launch runs, or None for Megatron-LM (or a tree megalint cannot tell)."""
+    script_dir = Path(script).resolve().parent if script and Path(script).is_file() else None
+    root = repository_root(script_dir) if script_dir is not None else None
+    named = [Path(r).resolve() for r in source_roots]
+    if root is None:
+        root = next((r for r in named if repository_root(r) == r), None)
+    folders = [f for f in (root, script_dir) if f is not None]
+    entry_file = _entry_file(entry, folders)
+    text = _read(entry_file)
+    shown = entry_file.name if entry_file is not None else "the entry point"
+
+    def at(name: str, why: str) -> Fork:
+        return Fork(name, why, root, entry_file)
+
+    if root is not None and ((root / "mindspeed_llm").is_dir() or (root / "modellink").is_dir()):
+        pkg = "mindspeed_llm" if (root / "mindspeed_llm").is_dir() else "modellink"
+        return at(MINDSPEED_LLM, f"the script lives in a MindSpeed-LLM repository ({pkg}/ at {root})")
+    if _imports(text, "mindspeed_llm") or _imports(text, "modellink"):
+        return at(MINDSPEED_LLM, f"{shown} imports MindSpeed-LLM's megatron_adaptor")
+    if root is not None and (root / "mindspeed" / "megatron_adaptor.py").is_file():
+        return at(MINDSPEED, f"the script lives in a MindSpeed repository (mindspeed/ at {root})")
+    if _imports(text, "mindspeed"):
+        return at(MINDSPEED, f"{shown} imports mindspeed.megatron_adaptor, which patches Megatron's arguments")
+    if (root is not None and (root / "megatron_patch").is_dir()) or _imports(text, "megatron_patch"):
+        where = f"megatron_patch/ at {root}" if root is not None else f"{shown} imports megatron_patch"
+        return at(PAI_MEGATRON_PATCH, f"the launch runs Pai-Megatron-Patch ({where})")
+    if root is not None and (root / "examples_deepspeed").is_dir():
+        return at(
+            MEGATRON_DEEPSPEED, f"the script lives in a Megatron-DeepSpeed repository (examples_deepspeed/ at {root})"
+        )
+    given = next(
+        (w.text for w in argv if w.text in _DEEPSPEED_FLAGS or (w.text or "").startswith("--deepspeed_config=")), None
+    )
+    if given is not None or _imports(text, "deepspeed"):
+        why = f"passes {given}" if given is not None else f"runs {shown}, which imports deepspeed"
+        own = root if root is not None and _own_arguments(root) is not None else None
+        return Fork(MEGATRON_DEEPSPEED, f"this launch {why}: it runs Megatron-DeepSpeed", own, entry_file)
+    arguments = _own_arguments(root) if root is not None else None
+    if arguments is not None and _UNDERSCORE_PARSER.search(_read(arguments)):
+        return at(MEGATRON_LLM, f"{arguments} spells its flags with underscores: epfLLM's Megatron-LLM")
+    if arguments is not None:
+        return at(MEGATRON_TREE, f"the script lives in a repository with its own Megatron tree ({arguments})")
     return None

@@ -73,8 +73,8 @@ def build_context(
     fork: str | None = None,
 ) -> dict[str, Any]:
     """The context of one launch. `env_opaque` says why the environment cannot be listed in
-    full; `fork` why the launch runs a Megatron fork, whose binding problems are then not
-    Megatron-LM's and whose Megatron version is not known."""
+    full; `fork` why the launch runs a Megatron fork, whose Megatron version is not known (its
+    binding problems are the fork's parser's, unknown where `bound.problems_unknown` says why)."""
     unknown: dict[str, str] = {}
     ctx: dict[str, Any] = {
         "args": {},
@@ -122,7 +122,10 @@ def build_context(
         ctx["memory"] = memory
     else:
         unknown["memory"] = memory_unknown or "the memory estimate needs values that are not known"
-    if fork is None:
+    if bound.problems_unknown is not None:
+        del ctx["problems"]
+        unknown["problems"] = bound.problems_unknown
+    else:
         ctx["problems"].extend(problem_entry(i, p, bound, version) for i, p in enumerate(bound.problems))
     ctx["shell"].extend(shell_entries(findings))
     if bound.passthrough:

@@ -514,8 +514,9 @@ def test_scope_and_forks():
 
 
 def test_packaged_scope_and_forks_say_what_the_pipeline_routes_by():
-    """Today the pipeline decides the shell category once per script, and six named rules on
-    Megatron forks too; the rules say the same with `scope` and `forks`."""
+    """Today the pipeline decides the shell category once per script, and on Megatron forks six
+    named rules plus the flag checks (read against the fork's own parser); the rules say the same
+    with `scope` and `forks`."""
     from megalint.engine.rule import SCRIPT
     from megalint.megatron.forks import MEGATRON_DEEPSPEED
 
@@ -528,4 +529,15 @@ def test_packaged_scope_and_forks_say_what_the_pipeline_routes_by():
         "missing-nccl-ib-timeout",
         "predicted-oom",
         "low-memory-headroom",
+        "unknown-flag",
+        "invalid-choice",
+        "stray-argument",
+        "missing-flag-value",
+        "repeated-flag",
+        "switch-given-a-value",
+        "bool-flag-string",
+        "invalid-flag-value",
+        "negative-value-read-as-flag",
+        "help-flag",
+        "deprecated-flag",
     }

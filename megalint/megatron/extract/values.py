@@ -229,7 +229,7 @@ class Evaluator:
                 try:
                     out[key] = self.evaluate(entry.value, scope)
                 except NotLiteral:
-                    out[key] = Expr(scope.code(el.value))
+                    out[key] = Expr(scope.code(entry.value))
             return out
         if isinstance(node, cst.UnaryOperation):
             operand = self.evaluate(node.expression, scope)

@@ -1,0 +1,77 @@
+"""A cache of catalogues extracted from source trees, kept outside the trees.
+
+An entry is found by what was asked (the kind of fork and the folders read) and holds the
+SHA-256 of every file the extraction read; it is used only while each of those files still has
+that content, so an edit in the tree is seen on the next run. An entry that cannot be read or
+does not parse is ignored and written again. The folder is `$MEGALINT_CACHE_DIR`, else
+`$XDG_CACHE_HOME/megalint`, else `~/.cache/megalint`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from megalint import __version__
+
+CACHE_ENV = "MEGALINT_CACHE_DIR"
+# Raised when what an entry holds changes meaning, so that older entries are not read.
+CACHE_FORMAT = 2
+
+
+def cache_dir() -> Path:
+    explicit = os.environ.get(CACHE_ENV)
+    if explicit:
+        return Path(explicit)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "megalint"
+
+
+def file_digest(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def _entry_path(key: str) -> Path:
+    name = hashlib.sha256(f"{CACHE_FORMAT}\0{__version__}\0{key}".encode()).hexdigest()[:32]
+    return cache_dir() / "catalogues" / f"{name}.json"
+
+
+def _valid(entry: Any, key: str) -> dict[str, Any] | None:
+    if not isinstance(entry, dict) or entry.get("key") != key or not isinstance(entry.get("files"), dict):
+        return None
+    for path, digest in entry["files"].items():
+        if file_digest(Path(path)) != digest:
+            return None
+    data = entry.get("data")
+    return data if isinstance(data, dict) else None
+
+
+def cached(key: str, make: Callable[[], tuple[dict[str, Any], Iterable[Path]]]) -> dict[str, Any]:
+    """The data `make` returns for `key`, from the cache while the files it read are unchanged.
+
+    `make` returns the data (JSON-able) and the files it read."""
+    where = _entry_path(key)
+    try:
+        entry = json.loads(where.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        entry = None
+    data = _valid(entry, key)
+    if data is not None:
+        return data
+    data, files = make()
+    digests = {str(p): file_digest(p) for p in files}
+    try:
+        where.parent.mkdir(parents=True, exist_ok=True)
+        tmp = where.with_name(f"{where.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"key": key, "files": digests, "data": data}), encoding="utf-8")
+        tmp.replace(where)
+    except OSError:
+        pass  # a cache that cannot be written only costs the next run the same work
+    return data

@@ -1,0 +1,129 @@
+"""The parser a launch's flags are read by: Megatron-LM's catalogue, or the fork's own.
+
+`parser_for_launch` is the one question the pipeline asks per launch; `bind_launch` binds the
+launch's words against the answer. Where a part of the fork's parser is not at hand, a flag the
+parts at hand do not define leaves the flag checks undecided, with the reason, rather than wrong.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from functools import cache
+
+from megalint.megatron.bind import bind
+from megalint.megatron.bound import BoundArgs, ProblemKind
+from megalint.megatron.catalogue import SHIPPED_FOLDERS, Catalogue
+from megalint.megatron.catalogue_choice import catalogue_for
+from megalint.megatron.entry_points import ENTRY_DEPENDENT, bind_entry_point, entry_problems, stock_entry
+from megalint.megatron.extract.sources import ExtractError
+from megalint.megatron.fork_catalogue import fork_catalogue
+from megalint.megatron.forks import MEGATRON_TREE, PAI_MEGATRON_PATCH, Fork, detect_fork
+from megalint.megatron.supplied import supplied_args
+from megalint.shell.values import Word
+
+
+@dataclass(frozen=True)
+class LaunchParser:
+    """What reads a launch's flags. `fork` is None for Megatron-LM; `missing` says which part of
+    the fork's parser is not at hand; `other_releases` why a flag of another Megatron-LM release
+    is not known to be wrong (the fork's pinned base is not at hand); `whole` that the catalogue
+    is the entry point's whole parser (the flags its `extra_args_provider` adds included)."""
+
+    catalogue: Catalogue
+    version: str
+    fork: Fork | None = None
+    missing: str | None = None
+    other_releases: str | None = None
+    whole: bool = False
+
+
+_OPTION = re.compile(r'"option_strings":\s*\[([^\]]*)\]')
+
+
+@cache
+def _upstream_options() -> frozenset[str]:
+    """Every option string some shipped Megatron-LM catalogue defines."""
+    from importlib import resources
+
+    root = resources.files("megalint.data")
+    found: set[str] = set()
+    for folder in SHIPPED_FOLDERS:
+        for entry in root.joinpath(folder).iterdir():
+            if entry.name.endswith(".json"):
+                for group in _OPTION.findall(entry.read_text(encoding="utf-8")):
+                    found.update(re.findall(r'"([^"]+)"', group))
+    return frozenset(found)
+
+
+def _whole(fork: Fork, entry: str | None) -> bool:
+    """Whether the fork's catalogue is the whole parser of the entry point: a file that imports
+    the fork and adds no flags of its own (Pai's `get_patch_args` is in the catalogue)."""
+    if fork.entry_file is None:
+        return stock_entry(entry) is not None
+    try:
+        text = fork.entry_file.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    if "add_argument(" in text:
+        return False  # the entry point adds flags of its own, however it hands them to Megatron
+    providers = set(re.findall(r"extra_args_provider\s*=\s*([A-Za-z_][\w.]*)", text)) - {"None"}
+    if fork.name == PAI_MEGATRON_PATCH:
+        return providers == {"get_patch_args"}
+    # A script that does not import Megatron (a Hugging Face trainer beside the fork) has its own parser.
+    return not providers and re.search(r"^\s*(?:from|import)\s+(?:megatron|mindspeed)", text, re.M) is not None
+
+
+def parser_for_launch(
+    version_text: str | None,
+    script: str | None,
+    entry: str | None,
+    argv: Sequence[Word],
+    source_roots: Sequence[str] = (),
+) -> LaunchParser:
+    """The parser of one launch: its fork's (from the source at hand) or Megatron-LM's for the version given."""
+    catalogue, version, _note = catalogue_for(version_text)
+    fork = detect_fork(script, entry, argv, source_roots)
+    if fork is None:
+        return LaunchParser(catalogue, version)
+    try:
+        found = fork_catalogue(fork, source_roots, version_text)
+    except ExtractError as exc:
+        return LaunchParser(catalogue, version, fork, f"the {fork.name} parser could not be read: {exc}")
+    if fork.name == MEGATRON_TREE and found.missing is None:
+        extra = sorted(set(found.catalogue.option_strings()) - _upstream_options())
+        if not extra:
+            return LaunchParser(catalogue, version)  # Megatron-LM's own tree: its curated catalogue is better
+        fork = replace(fork, reason=f"{fork.reason}, which adds {', '.join(extra[:3])}{' …' if len(extra) > 3 else ''}")
+    other = (
+        None
+        if found.base_pinned
+        else (
+            f"the Megatron-LM release {fork.name} runs on is not at hand; a flag of another release may be defined there"
+        )
+    )
+    return LaunchParser(found.catalogue, found.catalogue.version, fork, found.missing, other, _whole(fork, entry))
+
+
+def bind_launch(argv: Sequence[Word], entry: str | None, parser: LaunchParser) -> BoundArgs:
+    """`argv` bound against the launch's parser; flag problems that the parts not at hand could
+    answer are undecided (`BoundArgs.problems_unknown`), never reported."""
+    if parser.fork is None:
+        return bind_entry_point(argv, entry, parser.catalogue, parser.version)
+    bound = bind(argv, parser.catalogue)
+    problems = bound.problems if parser.whole else entry_problems(entry, bound.problems)
+    if parser.other_releases is None:
+        # The fork's own tree is its whole base: a flag of another Megatron-LM release is unknown here.
+        problems = [
+            replace(p, kind=ProblemKind.UNKNOWN_FLAG, history=None) if p.kind is ProblemKind.OTHER_VERSION else p
+            for p in problems
+        ]
+    reasons = []
+    if parser.missing is not None and any(p.kind in ENTRY_DEPENDENT for p in problems):
+        reasons.append(parser.missing)
+    if parser.other_releases is not None and any(p.kind in ENTRY_DEPENDENT for p in problems):
+        reasons.append(parser.other_releases)
+    bound.problems = problems
+    bound.problems_unknown = "; ".join(reasons) or None
+    return supplied_args(bound, parser.version, stock_entry(entry) is not None, entry)

@@ -1,0 +1,129 @@
+"""Each launch is bound against the parser that reads its flags: the fork's, from the fork's own
+source, with flag checks undecided where a part of that parser is not at hand."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from linting import packaged_rules
+
+from megalint.megatron import extraction_cache
+from megalint.megatron.forks import detect_fork
+from megalint.pipeline import FileResult, Settings, lint_text
+
+FORKS = Path(__file__).resolve().parents[2] / "fixtures" / "forks"
+
+
+@pytest.fixture(autouse=True)
+def _own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv(extraction_cache.CACHE_ENV, str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def lint_fixture(script: str, roots: tuple[str, ...] = ()) -> FileResult:
+    path = FORKS / script
+    settings = Settings(rules=packaged_rules(), with_memory=False, source_roots=roots)
+    return lint_text(str(path), path.read_text(), settings)
+
+
+def found(result: FileResult) -> list[tuple[str, int, int]]:
+    return [
+        (d.code, d.span.start_col, d.span.end_col)
+        for d in result.diagnostics
+        if d.code in {"ML501", "ML504", "ML505", "ML509"}
+    ]
+
+
+def undecided(result: FileResult, code: str) -> list[str]:
+    return [m.reason or "" for u in result.evaluation.undecided if u.rule.code == code for m in u.missing]
+
+
+def test_mindspeed_llm_flags_are_its_own_and_mindspeed_missing_leaves_flags_undecided() -> None:
+    result = lint_fixture("mindspeed-llm/examples/train.sh")
+    assert (
+        result.launches[0].context["unknown"]["megatron"].startswith("the script lives in a MindSpeed-LLM repository")
+    )
+    assert found(result) == []  # --stage, the added choice, and --use-mc3 (MindSpeed's, not at hand)
+    assert any("MindSpeed (the `mindspeed` package" in r for r in undecided(result, "ML501"))
+
+
+def test_mindspeed_llm_with_mindspeed_at_hand_defines_its_flags() -> None:
+    result = lint_fixture("mindspeed-llm/examples/train.sh", (str(FORKS / "mindspeed"),))
+    assert found(result) == [] and undecided(result, "ML501") == []
+
+
+def test_mindspeed_llm_typo_is_reported_when_its_parser_is_at_hand(tmp_path: Path) -> None:
+    script = FORKS / "mindspeed-llm" / "examples" / "typo.sh"
+    text = "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 2 --stage sft --stgae dpo\n"
+    settings = Settings(rules=packaged_rules(), with_memory=False, source_roots=(str(FORKS / "mindspeed"),))
+    script.write_text(text)
+    try:
+        result = lint_text(str(script), text, settings)
+    finally:
+        script.unlink()
+    assert found(result) == [("ML501", 72, 79)]
+
+
+def test_pai_patch_args_and_if_absent_flags_are_known_and_a_typo_is_not() -> None:
+    result = lint_fixture("pai/examples/demo/run.sh")
+    assert result.launches[0].context["unknown"]["megatron"].startswith("the launch runs Pai-Megatron-Patch")
+    # The base release Pai pins is not at hand: an unknown flag is undecided, never an error.
+    assert found(result) == []
+    assert any("release pai-megatron-patch runs on is not at hand" in r for r in undecided(result, "ML501"))
+
+
+def test_pai_with_the_pinned_megatron_at_hand_reports_the_typo() -> None:
+    result = lint_fixture("pai/examples/demo/run.sh", (str(FORKS / "tree"),))
+    assert found(result) == [("ML501", 109, 130)]
+
+
+def test_megatron_deepspeed_binds_its_own_parser_with_deepspeed_flags_and_nargs() -> None:
+    result = lint_fixture("deepspeed/examples_deepspeed/run.sh")
+    assert found(result) == [("ML501", 114, 125)]  # --zero-stag; --num-experts 4 4 and --deepspeed* are fine
+
+
+def test_underscore_fork_reports_the_hyphenated_spelling() -> None:
+    result = lint_fixture("underscores/examples/run.sh")
+    assert result.launches[0].context["unknown"]["megatron"].endswith("epfLLM's Megatron-LLM")
+    assert found(result) == [("ML501", 87, 115)]
+
+
+def test_a_tree_of_its_own_is_a_fork_named_by_its_extra_flags() -> None:
+    result = lint_fixture("tree/examples/run.sh")
+    assert "which adds --demo-fused-rope" in result.launches[0].context["unknown"]["megatron"]
+    assert found(result) == [("ML501", 78, 90)]
+
+
+def test_deepspeed_outside_a_repository_leaves_other_flags_undecided(tmp_path: Path) -> None:
+    script = tmp_path / "run.sh"
+    script.write_text("deepspeed pretrain_gpt.py --num-layers 2 --zero-stage 1 --deepspeed\n")
+    result = lint_text(str(script), script.read_text(), Settings(rules=packaged_rules(), with_memory=False))
+    assert found(result) == []
+    assert any("megatron-deepspeed source is not at hand" in r for r in undecided(result, "ML501"))
+
+
+def test_upstream_launch_outside_a_repository_is_megatron_lm(tmp_path: Path) -> None:
+    script = tmp_path / "run.sh"
+    script.write_text("torchrun pretrain_gpt.py --num-layers 2\n")
+    assert detect_fork(str(script), "pretrain_gpt.py", ()) is None
+
+
+def test_second_run_reads_the_cache_and_a_broken_entry_is_rewritten(
+    _own_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lint_fixture("deepspeed/examples_deepspeed/run.sh")
+    (entry,) = (_own_cache / "catalogues").iterdir()
+    assert "--zero-stage" in entry.read_text()
+
+    def no_extraction(*_args: object) -> None:
+        raise AssertionError("extracted again")
+
+    monkeypatch.setattr("megalint.megatron.fork_catalogue._extract", no_extraction)
+    assert found(lint_fixture("deepspeed/examples_deepspeed/run.sh")) == [("ML501", 114, 125)]
+    monkeypatch.undo()
+    monkeypatch.setenv(extraction_cache.CACHE_ENV, str(_own_cache))
+    entry.write_text("{not json")
+    assert found(lint_fixture("deepspeed/examples_deepspeed/run.sh")) == [("ML501", 114, 125)]
+    assert "--zero-stage" in json.dumps(json.loads(entry.read_text()))
