@@ -62,7 +62,9 @@ def test_a_sourced_config_is_checked_and_resolved_through_the_launch_that_source
     folder = os.path.realpath(tmp_path)
     config = checked(folder, "config.sh", CONFIG)
     launch = checked(folder, "launch.sh", LAUNCH)
-    assert (config.launches, config.covered) == (0, set())
+    # Alone, the config is a fragment: its flags are checked there as well as through the launch.
+    assert (config.launches, config.fragments) == (0, 1)
+    assert {k[1:] for k in config.covered} == {(2, "--num-layers"), (3, "--micro-batch-size"), (4, "--lr")}
     fig = aggregate("acme/fork", [config, launch])
     assert (fig.files, fig.launches, fig.launch_files, fig.flag_files, fig.unchecked) == (2, 1, 1, 2, [])
     # --num-layers and --micro-batch-size in the config, the two parallel sizes in the launch
