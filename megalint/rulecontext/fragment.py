@@ -42,6 +42,8 @@ def fragment_context(ctx: dict[str, Any], bound: BoundArgs) -> tuple[dict[str, A
         for key in [k for k in unknown if k.startswith(root + ".")]:
             del unknown[key]
         unknown[root] = NO_LAUNCH
+    if "problems" not in ctx:
+        return ctx, left  # the fork's parser is not all at hand: its problems are unknown already
     unknown_flags = [p for p in ctx["problems"] if p.get("kind") == "unknown-flag"]
     megatron_style = len(given) > len(unknown_flags)
     kept: list[dict[str, Any]] = []

@@ -127,3 +127,12 @@ def test_second_run_reads_the_cache_and_a_broken_entry_is_rewritten(
     entry.write_text("{not json")
     assert found(lint_fixture("deepspeed/examples_deepspeed/run.sh")) == [("ML501", 114, 125)]
     assert "--zero-stage" in json.dumps(json.loads(entry.read_text()))
+
+
+def test_a_fragment_in_a_fork_is_read_by_the_forks_parser() -> None:
+    # Arguments without a launch, in Pai's repository: Pai's own flag is known to its parser.
+    result = lint_fixture("pai/examples/demo/model_args.sh")
+    (fragment,) = result.fragments
+    assert fragment.launch.launcher == "fragment"
+    assert fragment.context["unknown"]["megatron"].startswith("the launch runs Pai-Megatron-Patch")
+    assert found(result) == []
