@@ -143,7 +143,7 @@ def lint_facts(facts: ScriptFacts, settings: Settings) -> FileResult:
         locator = LaunchLocator(launch, bound, facts, detection, facts.findings)
         cond = " and ".join(launch.condition) if launch.condition else None
         target = Target(ctx, locator, cond)
-        if fork is None:
+        if fork is None or fork.validates_as_upstream:
             targets.append(target)
         else:
             fork_targets.setdefault(fork.name, []).append(target)
@@ -191,7 +191,9 @@ def _fragments(
         )
         ctx, left = fragment_context(ctx, bound)
         target = Target(ctx, LaunchLocator(fragment, bound, facts, None, facts.findings), None)
-        (targets if fork is None else fork_targets.setdefault(fork.name, [])).append(target)
+        (targets if fork is None or fork.validates_as_upstream else fork_targets.setdefault(fork.name, [])).append(
+            target
+        )
         results.append(LaunchResult(fragment, bound, ctx, None, None, left))
     return results
 

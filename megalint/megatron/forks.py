@@ -41,6 +41,13 @@ class Fork:
     root: Path | None = None
     entry_file: Path | None = None
 
+    @property
+    def validates_as_upstream(self) -> bool:
+        """Whether Megatron-LM's own checks run on this fork's launches. Pai-Megatron-Patch adds
+        flags (`extra_args_provider=get_patch_args`) to an unmodified Megatron-LM, whose
+        `validate_args` and model code run as they are: upstream's rules hold there."""
+        return self.name == PAI_MEGATRON_PATCH
+
 
 def _imports(text: str, module: str) -> bool:
     return re.search(rf"^\s*(?:from|import)\s+{re.escape(module)}\b", text, re.M) is not None
