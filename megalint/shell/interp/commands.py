@@ -15,7 +15,7 @@ from megalint.shell import arith
 from megalint.shell.facts import CommandRecord, ShellFindingKind
 from megalint.shell.interp import arithmetic, assignments, expansion, nested_scripts, variables
 from megalint.shell.interp.state import MAX_CALL_DEPTH, Frame, Node, State, Var, resite
-from megalint.shell.interp.syntax import local_names, plain_name
+from megalint.shell.interp.syntax import local_names, plain_name, split_at_dollar
 from megalint.shell.values import Unknown, Word
 from megalint.source import Span
 
@@ -52,6 +52,9 @@ def command(ev: Evaluator, node: Node, st: State, frame: Frame) -> list[State]:
             if c.type == "variable_assignment":
                 assigns_nodes.append(c)
     arg_nodes = node.children_by_field_name("argument")
+    if name_node is not None and any(split_at_dollar(v) == name_node for v in _values(assigns_nodes)):
+        # `X=$E/c/$D/t` read by the parser as `X=$E/c/$` then a command `D/t`: an assignment.
+        name_node = None
     if name_node is None:
         for a in assigns_nodes:
             assignments.assign(ev, a, st, frame)
@@ -63,10 +66,12 @@ def command(ev: Evaluator, node: Node, st: State, frame: Frame) -> list[State]:
             return [st]
     words: list[Word] = []
     words.extend(expansion.expand_word(ev, name_node, st, frame))
+    cut_off = None
     for a in arg_nodes:
-        if a.type in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
+        if a.type in ("file_redirect", "heredoc_redirect", "herestring_redirect") or a == cut_off:
             continue
         words.extend(expansion.expand_word(ev, a, st, frame))
+        cut_off = split_at_dollar(a)  # the rest of this word, read with it
     assigns = {}
     for a in assigns_nodes:
         n = a.child_by_field_name("name")
@@ -296,3 +301,7 @@ def unset_command(ev: Evaluator, node: Node, st: State, frame: Frame) -> list[St
             st.vars[name] = Var(scalar=None, unknown=None, site=frame.ps.span(c))
             st.vars.pop(name, None)
     return [st]
+
+
+def _values(assigns_nodes: list[Node]) -> list[Node]:
+    return [v for a in assigns_nodes if (v := a.child_by_field_name("value")) is not None]

@@ -24,7 +24,7 @@ from megalint.shell.interp.pieces import (
 )
 from megalint.shell.interp.reparse import MappedSource
 from megalint.shell.interp.state import MAX_EXPANSION_DEPTH, Frame, Node, Scalar, State, oversized, too_long
-from megalint.shell.interp.syntax import effective_start
+from megalint.shell.interp.syntax import effective_start, split_at_dollar
 from megalint.shell.parse import ParsedScript
 from megalint.shell.values import Segment, Unknown, Word
 from megalint.source import SourceFile, Span
@@ -164,6 +164,13 @@ def _pieces(ev: Evaluator, node: Node, st: State, frame: Frame, quoted: bool, ei
     if t in ("string", "translated_string"):
         return _dq_string(ev, node, st, frame, eid)
     if t == "concatenation":
+        rest = split_at_dollar(node)
+        if rest is not None:
+            # The parser cut the word at a `$NAME`: its value is not read rather than read wrong.
+            span = ps.source.span_bytes(node.start_byte, rest.end_byte)
+            written = ps.source.text[span.start : span.end]
+            why = f"`{written}` is cut in two by the shell parser at its `$` (a `$NAME/` after an earlier expansion)"
+            return [SegmentPiece(Segment.unknown_at(why, span), False, eid)]
         out = []
         for c in node.children:
             out.extend(pieces(ev, c, st, frame, quoted, eid))

@@ -123,3 +123,20 @@ def local_names(body: Node, ps: ParsedScript, acc: set[str]) -> None:
         if n.type == "function_definition" and n is not body:
             continue
         stack.extend(n.children)
+
+
+def split_at_dollar(node: Node) -> Node | None:
+    """The node tree-sitter-bash cut off this word, when it cut the word in two at a `$NAME`.
+
+    The grammar reads `X=$E/c/$D/t` as `X=$E/c/$` followed by a command `D/t`, and `cmd $E/c/$D/t`
+    as two arguments (an expansion, then a word, then `$NAME` and more text). The sign is a word
+    ending in a bare `$` with the next node starting right after it, with no blank between."""
+    if node.type != "concatenation" or not node.children or node.children[-1].type != "$":
+        return None
+    up: Node | None = node
+    while up is not None and up.next_sibling is None:  # `X=…` ends with its value
+        up = up.parent
+    after = up.next_sibling if up is not None else None
+    if after is None or after.start_byte != node.end_byte:
+        return None
+    return after
