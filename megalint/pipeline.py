@@ -7,7 +7,7 @@ way on the command line.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from megalint.diagnostics import Diagnostic
@@ -18,11 +18,12 @@ from megalint.hardware.profiles import Detection, GpuProfile
 from megalint.launch.environment import environment_opaque
 from megalint.launch.extract import extract_launches
 from megalint.launch.fragments import MIN_FLAGS, NO_LAUNCH, READ_AS, find_fragments
-from megalint.launch.model import Launch
+from megalint.launch.model import Launch, Quantity
 from megalint.megatron.bound import BoundArgs
 from megalint.megatron.catalogue import Catalogue
 from megalint.megatron.catalogue_choice import catalogue_for
 from megalint.megatron.derived import derive
+from megalint.megatron.forks import world_size_rewritten
 from megalint.megatron.launch_parser import bind_launch, parser_for_launch
 from megalint.memory.launch_view import launch_memory
 from megalint.rulecontext.fragment import fragment_context
@@ -32,6 +33,7 @@ from megalint.rulecontext.script import ScriptLocator, script_context
 from megalint.shell.analyze import analyze_parsed
 from megalint.shell.facts import ScriptFacts
 from megalint.shell.parse import parse_text
+from megalint.shell.values import Unknown
 from megalint.source import SourceFile
 
 
@@ -120,6 +122,9 @@ def lint_facts(facts: ScriptFacts, settings: Settings) -> FileResult:
         parser = parser_for_launch(settings.megatron_version, facts.path, entry, launch.argv, settings.source_roots)
         bound = bind_launch(launch.argv, entry, parser)
         fork = parser.fork
+        rewritten = world_size_rewritten(fork, bound.given)
+        if rewritten is not None:
+            launch = replace(launch, world_size=Quantity(None, launch.world_size.how, (), Unknown(rewritten)))
         world = launch.world_size.value
         derived = derive(bound, world if world is not None else launch.world_size.unknown, version)
         memory, memory_unknown = (

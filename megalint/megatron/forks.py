@@ -11,7 +11,7 @@ the separate `mindspeed` package).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -130,4 +130,18 @@ def detect_fork(
         return at(MEGATRON_LLM, f"{arguments} spells its flags with underscores: epfLLM's Megatron-LLM")
     if arguments is not None:
         return at(MEGATRON_TREE, f"the script lives in a repository with its own Megatron tree ({arguments})")
+    return None
+
+
+def world_size_rewritten(fork: Fork | None, given: Callable[[str], bool]) -> str | None:
+    """Why the fork does not run with processes per node × nodes as its world size, or None.
+
+    MindSpeed-LLM's layerwise disaggregated training joins nodes with different process counts
+    (cloud and edge) and sets `args.world_size` itself when it is not a multiple of TP×PP×CP
+    (mindspeed_llm/features_manager/layerwise_disaggregated_training/vtp_feature.py:21-39@c77308a1)."""
+    if fork is not None and fork.name == MINDSPEED_LLM and given("layerwise_disaggregated_training"):
+        return (
+            "--layerwise-disaggregated-training: MindSpeed-LLM joins nodes with different process counts "
+            "and sets the world size itself"
+        )
     return None

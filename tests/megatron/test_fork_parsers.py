@@ -136,3 +136,16 @@ def test_a_fragment_in_a_fork_is_read_by_the_forks_parser() -> None:
     assert fragment.launch.launcher == "fragment"
     assert fragment.context["unknown"]["megatron"].startswith("the launch runs Pai-Megatron-Patch")
     assert found(result) == []
+
+
+def test_layerwise_disaggregated_training_sets_its_own_world_size() -> None:
+    # 2 nodes × 3 processes is not a multiple of PP 4, but MindSpeed-LLM's layerwise
+    # disaggregated training sets the world size itself: ML101 is undecided, with the reason.
+    result = lint_fixture("mindspeed-llm/examples/cloud_edge.sh")
+    assert "ML101" not in [d.code for d in result.diagnostics]
+    assert any("--layerwise-disaggregated-training" in r for r in undecided(result, "ML101"))
+    # Without the flag the same layout is reported.
+    path = FORKS / "mindspeed-llm" / "examples" / "cloud_edge.sh"
+    text = path.read_text().replace(" --layerwise-disaggregated-training", "")
+    settings = Settings(rules=packaged_rules(), with_memory=False)
+    assert "ML101" in [d.code for d in lint_text(str(path), text, settings).diagnostics]
