@@ -679,7 +679,7 @@ def find_launch(rec: CommandRecord, headers: list[SchedulerHeader]) -> Launch | 
         return None
     env = dict(rec.env)
     env.update(rec.assigns)
-    nproc, nnodes, world = _world(found, srun_words, headers)
+    nproc, nnodes, world = _world(found, srun_words, headers, env)
     return Launch(
         launcher=("srun+" + found.launcher) if srun_words is not None else found.launcher,
         command=tuple(words),
@@ -697,7 +697,7 @@ def find_launch(rec: CommandRecord, headers: list[SchedulerHeader]) -> Launch | 
 
 
 def _world(
-    found: _Found, srun_words: list[Word] | None, headers: list[SchedulerHeader]
+    found: _Found, srun_words: list[Word] | None, headers: list[SchedulerHeader], env: dict[str, Word]
 ) -> tuple[Quantity, Quantity, Quantity]:
     per_node_launcher = found.launcher in (
         "torchrun",
@@ -732,6 +732,9 @@ def _world(
         )
     if found.launcher == "python":
         one = Quantity(1, "a single python process")
+        if "WORLD_SIZE" in env:
+            # Megatron takes the world size from WORLD_SIZE (`WORLD_SIZE=$TP python tools/…`).
+            return one, one, _int_quantity(env["WORLD_SIZE"], "WORLD_SIZE")
         return one, one, one
     if found.world is not None:
         nnodes = found.nnodes or _header_quantity(headers, "nodes") or Quantity(None, "launcher", (), Unknown("nodes"))
