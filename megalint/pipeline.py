@@ -144,6 +144,7 @@ def lint_facts(facts: ScriptFacts, settings: Settings) -> FileResult:
             memory_unknown,
             env_opaque=env_opaque,
             fork=fork.reason if fork is not None else None,
+            parser=fork.parser_name if fork is not None else None,
         )
         locator = LaunchLocator(launch, bound, facts, detection, facts.findings)
         cond = " and ".join(launch.condition) if launch.condition else None
@@ -193,6 +194,7 @@ def _fragments(
             None,
             NO_LAUNCH,
             fork=fork.reason if fork is not None else None,
+            parser=fork.parser_name if fork is not None else None,
         )
         ctx, left = fragment_context(ctx, bound)
         target = Target(ctx, LaunchLocator(fragment, bound, facts, None, facts.findings), None)

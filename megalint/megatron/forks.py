@@ -23,6 +23,13 @@ MEGATRON_DEEPSPEED = "megatron-deepspeed"
 PAI_MEGATRON_PATCH = "pai-megatron-patch"
 MEGATRON_LLM = "megatron-llm"  # epfLLM/Megatron-LLM
 MEGATRON_TREE = "megatron-tree"  # any other repository with a Megatron tree of its own
+_PARSER_NAMES = {
+    MINDSPEED: "MindSpeed",
+    MINDSPEED_LLM: "MindSpeed-LLM",
+    MEGATRON_DEEPSPEED: "Megatron-DeepSpeed",
+    PAI_MEGATRON_PATCH: "Pai-Megatron-Patch",
+    MEGATRON_LLM: "Megatron-LLM (epfLLM)",
+}
 
 ARGUMENTS_FILES = ("megatron/training/arguments.py", "megatron/arguments.py")
 _MARKERS = ("mindspeed_llm", "modellink", "mindspeed", "megatron_patch", "examples_deepspeed", *ARGUMENTS_FILES)
@@ -40,6 +47,11 @@ class Fork:
     reason: str
     root: Path | None = None
     entry_file: Path | None = None
+
+    @property
+    def parser_name(self) -> str:
+        """How a message names the parser that reads this fork's flags."""
+        return _PARSER_NAMES.get(self.name, "this repository's Megatron")
 
     @property
     def validates_as_upstream(self) -> bool:

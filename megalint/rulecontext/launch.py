@@ -71,6 +71,7 @@ def build_context(
     memory_unknown: str | None,
     env_opaque: str | None = None,
     fork: str | None = None,
+    parser: str | None = None,
 ) -> dict[str, Any]:
     """The context of one launch. `env_opaque` says why the environment cannot be listed in
     full; `fork` why the launch runs a Megatron fork, whose Megatron version is not known (its
@@ -126,7 +127,7 @@ def build_context(
         del ctx["problems"]
         unknown["problems"] = bound.problems_unknown
     else:
-        ctx["problems"].extend(problem_entry(i, p, bound, version) for i, p in enumerate(bound.problems))
+        ctx["problems"].extend(problem_entry(i, p, bound, version, parser) for i, p in enumerate(bound.problems))
     ctx["shell"].extend(shell_entries(findings))
     if bound.passthrough:
         unknown["args"] = "; ".join(sorted({p.reason for p in bound.passthrough}))

@@ -7,7 +7,7 @@ from megalint.megatron.plain import plain
 from megalint.megatron.releases import RENAMED, release_history
 
 
-def problem_entry(i: int, p: Problem, bound: BoundArgs, version: str) -> dict[str, object]:
+def problem_entry(i: int, p: Problem, bound: BoundArgs, version: str, parser: str | None = None) -> dict[str, object]:
     """One binding problem as rules read it. Keys that only some problems have are left out
     when they do not apply, so that a rule (or a fix) reading them is undecided there:
     `best` (the suggestion to apply: the hyphenated spelling of the flag, or the only one), `choices` (of an invalid choice),
@@ -23,6 +23,8 @@ def problem_entry(i: int, p: Problem, bound: BoundArgs, version: str) -> dict[st
         "value": p.value,
         "fatal": p.fatal,
         "history": p.history.describe(version) if p.history is not None else None,
+        # the parser that reads the flags, as a message names it
+        "parser": parser if parser is not None else f"Megatron-LM {version}",
     }
     if p.suggestions and p.option is not None:
         # The hyphenated spelling of an underscore or capitalised flag is the one meant; other

@@ -88,6 +88,9 @@ def test_underscore_fork_reports_the_hyphenated_spelling() -> None:
     result = lint_fixture("underscores/examples/run.sh")
     assert result.launches[0].context["unknown"]["megatron"].endswith("epfLLM's Megatron-LLM")
     assert found(result) == [("ML501", 87, 115)]
+    # The message names the parser that rejects the flag: the fork's, not Megatron-LM's.
+    (message,) = [d.message for d in result.diagnostics if d.code == "ML501"]
+    assert "is not a Megatron-LLM (epfLLM) flag" in message
 
 
 def test_a_tree_of_its_own_is_a_fork_named_by_its_extra_flags() -> None:
