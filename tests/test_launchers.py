@@ -15,6 +15,7 @@ LAUNCHES = [
     ("launchers/deepspeed_launcher.sh", 1, "deepspeed", None, None, None),
     ("launchers/plain_python.sh", 0, "python", 1, 1, 1),
     ("launchers/world_size_prefix.sh", 0, "python", 1, 1, 2),
+    ("launchers/underscore_flags.sh", 0, "python", 1, 1, 1),
     ("launchers/mpirun_launch.sh", 0, "mpirun", 4, 2, 8),
     ("launchers/pai_world_size.sh", 0, "torchrun", 8, None, None),
     ("launchers/env_node_counts.sh", 0, "torchrun", 8, 2, 16),

@@ -673,7 +673,8 @@ def find_launch(rec: CommandRecord, headers: list[SchedulerHeader]) -> Launch | 
     argv = tuple(words[found.entry_index + 1 :])
     is_megatron = bool(ENTRY_RE.search(entry_text)) if entry_text is not None else _partial_entry(found.entry)
     if not is_megatron:
-        flags = {w.text.split("=", 1)[0] for w in argv if w.text and w.text.startswith("--")}
+        # Forks such as epfLLM's spell the same flags with underscores (`--num_layers`).
+        flags = {w.text.split("=", 1)[0].replace("_", "-") for w in argv if w.text and w.text.startswith("--")}
         is_megatron = len(flags & MEGATRON_HINT_FLAGS) >= 2
     if not is_megatron:
         return None
