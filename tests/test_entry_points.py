@@ -47,3 +47,25 @@ def test_entry_after_unknown_launcher_options():
     assert lr.launch.argv[0].text == "--num-layers"
     assert lr.launch.nproc_per_node.value is None
     assert "ML509" not in codes(text)
+
+
+def _lint_entry_fixture(name: str) -> list[tuple[str, int, int]]:
+    from pathlib import Path
+
+    from linting import packaged_rules
+
+    from megalint.pipeline import Settings, lint_text
+
+    path = Path(__file__).resolve().parents[1] / "fixtures" / "entry-provider" / "examples" / name
+    result = lint_text(str(path), path.read_text(), Settings(rules=packaged_rules(), with_memory=False))
+    return [(d.code, d.span.start_line, d.span.start_col) for d in result.diagnostics if d.code == "ML501"]
+
+
+def test_an_entry_points_own_provider_is_read_when_the_tree_is_at_hand():
+    # tools/serve.py adds --port through extra_args_provider: known; the misspelt --prot is not.
+    assert _lint_entry_fixture("serve.sh") == [("ML501", 2, 67)]
+
+
+def test_a_provider_that_calls_elsewhere_leaves_unknown_flags_unreported():
+    # Its flags come from a module not read: only removed or renamed flags could be reported.
+    assert _lint_entry_fixture("serve_with_helper.sh") == []

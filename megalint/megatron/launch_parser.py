@@ -16,6 +16,7 @@ from megalint.megatron.bind import bind
 from megalint.megatron.bound import BoundArgs, ProblemKind
 from megalint.megatron.catalogue import SHIPPED_FOLDERS, Catalogue
 from megalint.megatron.catalogue_choice import catalogue_for
+from megalint.megatron.entry_arguments import with_entry_arguments
 from megalint.megatron.entry_points import ENTRY_DEPENDENT, bind_entry_point, entry_problems, stock_entry
 from megalint.megatron.extract.sources import ExtractError
 from megalint.megatron.fork_catalogue import fork_catalogue
@@ -94,7 +95,9 @@ def parser_for_launch(
     if fork.name == MEGATRON_TREE and found.missing is None:
         extra = sorted(set(found.catalogue.option_strings()) - _upstream_options())
         if not extra:
-            return LaunchParser(catalogue, version)  # Megatron-LM's own tree: its curated catalogue is better
+            # Megatron-LM's own tree: its curated catalogue is better, plus the flags a non-stock
+            # entry point's provider adds when they can be read.
+            return _with_entry_provider(catalogue, version, fork, entry)
         fork = replace(fork, reason=f"{fork.reason}, which adds {', '.join(extra[:3])}{' …' if len(extra) > 3 else ''}")
     other = (
         None
@@ -106,10 +109,21 @@ def parser_for_launch(
     return LaunchParser(found.catalogue, found.catalogue.version, fork, found.missing, other, _whole(fork, entry))
 
 
+def _with_entry_provider(catalogue: Catalogue, version: str, fork: Fork, entry: str | None) -> LaunchParser:
+    if stock_entry(entry) is None and fork.entry_file is not None and fork.root is not None:
+        own = with_entry_arguments(catalogue, fork.root, fork.entry_file)
+        if own is not None:
+            return LaunchParser(own, version, whole=True)
+    return LaunchParser(catalogue, version)
+
+
 def bind_launch(argv: Sequence[Word], entry: str | None, parser: LaunchParser) -> BoundArgs:
     """`argv` bound against the launch's parser; flag problems that the parts not at hand could
     answer are undecided (`BoundArgs.problems_unknown`), never reported."""
     if parser.fork is None:
+        if parser.whole:
+            # The entry point's whole parser is known: every flag problem stands.
+            return supplied_args(bind(argv, parser.catalogue), parser.version, False, entry)
         return bind_entry_point(argv, entry, parser.catalogue, parser.version)
     bound = bind(argv, parser.catalogue)
     problems = bound.problems if parser.whole else entry_problems(entry, bound.problems)
