@@ -20,7 +20,7 @@ from megalint import __version__
 
 CACHE_ENV = "MEGALINT_CACHE_DIR"
 # Raised when what an entry holds changes meaning, so that older entries are not read.
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3
 
 
 def cache_dir() -> Path:

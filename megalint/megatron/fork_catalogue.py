@@ -10,7 +10,7 @@ features' `register_args` flags (and the legacy `arguments.py`), Pai-Megatron-Pa
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -131,10 +131,15 @@ def _extract(
         read.extend(tree / p for p in extracted.parsed_files)
     else:
         flags = release_catalogue(base).to_dict()["flags"]
+    choices: list[tuple[str, object]] = []
     for root, files in scans:
         added = read_added_flags(DirectoryTree(root), files)
-        flags = _merge(flags, added)
+        # Choices are added once every feature has defined its flags: MindSpeed-LLM defines
+        # `--context-parallel-algo` again after MindSpeed's features added their algorithms to it.
+        choices.extend(added.choices)
+        flags = _merge(flags, replace(added, choices=[]))
         read.extend(root / p for p in added.parsed_files)
+    flags = _merge(flags, AddedFlags(choices=choices))
     if fork.name == MEGATRON_DEEPSPEED:
         flags.extend(DEEPSPEED_FLAGS)
     flags = _first_definitions(flags)

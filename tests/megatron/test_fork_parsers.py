@@ -152,3 +152,12 @@ def test_layerwise_disaggregated_training_sets_its_own_world_size() -> None:
     text = path.read_text().replace(" --layerwise-disaggregated-training", "")
     settings = Settings(rules=packaged_rules(), with_memory=False)
     assert "ML101" in [d.code for d in lint_text(str(path), text, settings).diagnostics]
+
+
+def test_a_choice_mindspeed_adds_survives_mindspeed_llm_defining_the_flag_again() -> None:
+    result = lint_fixture("mindspeed-llm/examples/ring.sh", (str(FORKS / "mindspeed"),))
+    assert found(result) == []
+    typo = FORKS / "mindspeed-llm" / "examples" / "ring.sh"
+    text = typo.read_text().replace("ring_algo", "ring_alog")
+    settings = Settings(rules=packaged_rules(), with_memory=False, source_roots=(str(FORKS / "mindspeed"),))
+    assert [d.code for d in lint_text(str(typo), text, settings).diagnostics if d.code == "ML504"] == ["ML504"]
