@@ -53,15 +53,18 @@ def held_flags(results: Iterable[LaunchResult], known: frozenset[str], record: F
             name = normal_flag(text)
             if name not in known:
                 continue
-            key = (os.path.realpath(span.path), span.start_line, name)
-            record.covered.add(key)
+            # The flag counts where it is used and where its characters were written
+            # (`OPTS="--num-layers 2"` … `python pretrain_gpt.py $OPTS`).
+            keys = {(os.path.realpath(sp.path), sp.start_line, name) for sp in (span, *flag.origins)}
+            record.covered.update(keys)
             if name not in TRACKED:
                 continue
-            if "=" in text or (value is not None and value.text is not None):
-                record.resolved.add(key)
-            else:
-                why = value.unknown if value is not None else None
-                record.unresolved.setdefault(key, why.reason if why is not None else NO_VALUE)
+            for key in keys:
+                if "=" in text or (value is not None and value.text is not None):
+                    record.resolved.add(key)
+                else:
+                    why = value.unknown if value is not None else None
+                    record.unresolved.setdefault(key, why.reason if why is not None else NO_VALUE)
 
 
 def finding(d: Diagnostic) -> Finding:

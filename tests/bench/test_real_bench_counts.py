@@ -144,3 +144,18 @@ def test_the_report_prints_each_category_with_examples_and_the_json_holds_every_
         '[\n {\n  "repository": "acme/fork",\n  "file": "acme+fork/e.sh",\n  "line": 3,\n  "column": 7,\n'
         '  "code": "ML501",\n  "name": "unknown-flag",\n  "message": "unknown flag --x"\n }\n]\n'
     )
+
+
+def test_flags_reached_through_a_command_string_count_where_they_are_written(tmp_path):
+    folder = os.path.realpath(tmp_path)
+    text = (
+        "#!/bin/bash\n"
+        'options="--num-layers 2 \\\n'
+        '  --tensor-model-parallel-size 2"\n'
+        'run_cmd="python pretrain_gpt.py ${options}"\n'
+        'srun sh -c "${run_cmd}"\n'
+    )
+    rec = checked(folder, "run.sh", text)
+    path = os.path.join(folder, "run.sh")
+    assert {(path, 2, "--num-layers"), (path, 3, "--tensor-model-parallel-size")} <= rec.covered
+    assert (path, 3, "--tensor-model-parallel-size") in rec.resolved
