@@ -90,28 +90,31 @@ class FileResult:
 
 def lint_text(path: str, text: str, settings: Settings) -> FileResult:
     ps = parse_text(path, text)
-    facts = analyze_parsed(
-        ps, root_dir=settings.root_dir, assume=settings.assume, follow_outside_root=settings.follow_source_outside_root
-    )
-    if text.count("--") >= MIN_FLAGS and not extract_launches(facts):
-        # No launch reads the file's assignments, so the interpreter passed over them; a file
-        # of arguments (a fragment) is read in full.
-        facts = analyze_parsed(
+
+    def analyze(skip_unread: bool) -> ScriptFacts:
+        return analyze_parsed(
             ps,
             root_dir=settings.root_dir,
             assume=settings.assume,
             follow_outside_root=settings.follow_source_outside_root,
-            skip_unread=False,
+            skip_unread=skip_unread,
         )
-    return lint_facts(facts, settings)
+
+    facts = analyze(skip_unread=True)
+    launches = extract_launches(facts)
+    if not launches and text.count("--") >= MIN_FLAGS:
+        # No launch reads the file's assignments, so the interpreter passed over them; a file
+        # of arguments (a fragment) is read in full.
+        facts = analyze(skip_unread=False)
+        launches = extract_launches(facts)
+    return lint_facts(facts, launches, settings)
 
 
-def lint_facts(facts: ScriptFacts, settings: Settings) -> FileResult:
+def lint_facts(facts: ScriptFacts, launches: list[Launch], settings: Settings) -> FileResult:
     """Everything after the shell front end: per launch, bind → derive → memory → context; then
     the rules, each on the targets of its scope (Megatron-LM launches, fork launches, the script)."""
     catalogue, version, version_note = catalogue_for(settings.megatron_version)
     profile, detection, gpu_reason = choose_gpu(facts, settings.gpu)
-    launches = extract_launches(facts)
     env_opaque = environment_opaque(facts)
     targets: list[Target] = []
     fork_targets: dict[str, list[Target]] = {}

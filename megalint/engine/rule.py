@@ -230,25 +230,18 @@ class Rule(RuleInfo):
             "sources": list(self.docs.sources),
             "references": list(self.docs.references),
         }
-        if self.when is None:
-            # A rule megalint emits itself has no condition, version range or place to show.
-            return {
-                "code": self.code,
-                "name": self.name,
-                "severity": self.severity.value,
-                "category": self.category,
-                "status": self.status,
-                "summary": self.summary,
-                "fix": fix,
-                "docs": docs,
-                "url": self.url,
-            }
-        return {
+        head: dict[str, Any] = {
             "code": self.code,
             "name": self.name,
             "severity": self.severity.value,
             "category": self.category,
             "status": self.status,
+        }
+        if self.when is None:
+            # A rule megalint emits itself has no condition, version range or place to show.
+            return {**head, "summary": self.summary, "fix": fix, "docs": docs, "url": self.url}
+        return {
+            **head,
             "megatron": str(self.megatron),
             "requires": list(self.requires),
             "when": self.when.source,

@@ -9,12 +9,15 @@ features' `register_args` flags (and the legacy `arguments.py`), Pai-Megatron-Pa
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import cache, lru_cache
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from megalint.megatron.catalogue import Catalogue, CatalogueError
+from megalint.megatron.catalogue import SHIPPED_FOLDERS, Catalogue, CatalogueError
 from megalint.megatron.catalogue_choice import catalogue_for, release_catalogue
 from megalint.megatron.extract import extract_from_tree
 from megalint.megatron.extract.added_flags import AddedFlags, read_added_flags
@@ -53,6 +56,7 @@ class ForkCatalogue:
     catalogue: Catalogue
     missing: str | None
     base_pinned: bool
+    extra_options: tuple[str, ...] = ()  # what it defines that no Megatron-LM release does
 
 
 def _megatron_tree(folders: Sequence[Path]) -> Path | None:
@@ -150,6 +154,14 @@ def fork_catalogue(fork: Fork, source_roots: Sequence[str], version: str | None)
     """The catalogue of `fork`'s parser from its source and the folders the user named.
 
     Raises ExtractError when a tree at hand cannot be read."""
+    # Every launch of a repository runs on the same parser: build it (check the cache's files,
+    # read its flags) once per run, not once per launch.
+    return _fork_catalogue(fork.name, fork.root, tuple(source_roots), version)
+
+
+@lru_cache(maxsize=16)
+def _fork_catalogue(name: str, root: Path | None, source_roots: tuple[str, ...], version: str | None) -> ForkCatalogue:
+    fork = Fork(name, f"{name} at {root}", root)
     named = [Path(r).resolve() for r in source_roots]
     here = [fork.root] if fork.root is not None else []
     tree = _megatron_tree([*here, *named])
@@ -186,4 +198,21 @@ def fork_catalogue(fork: Fork, source_roots: Sequence[str], version: str | None)
     except CatalogueError as exc:
         raise ExtractError(str(exc)) from None
     # MindSpeed(-LLM) pin a known release; any other base chosen here is a guess.
-    return ForkCatalogue(catalogue, missing, tree is not None or fork.name in (MINDSPEED, MINDSPEED_LLM))
+    extra = tuple(sorted(set(catalogue.option_strings()) - _upstream_options()))
+    return ForkCatalogue(catalogue, missing, tree is not None or fork.name in (MINDSPEED, MINDSPEED_LLM), extra)
+
+
+_OPTION = re.compile(r'"option_strings":\s*\[([^\]]*)\]')
+
+
+@cache
+def _upstream_options() -> frozenset[str]:
+    """Every option string some shipped Megatron-LM catalogue defines."""
+    root = resources.files("megalint.data")
+    found: set[str] = set()
+    for folder in SHIPPED_FOLDERS:
+        for entry in root.joinpath(folder).iterdir():
+            if entry.name.endswith(".json"):
+                for group in _OPTION.findall(entry.read_text(encoding="utf-8")):
+                    found.update(re.findall(r'"([^"]+)"', group))
+    return frozenset(found)

@@ -11,15 +11,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cache
+from pathlib import Path
 
 from megalint.megatron.bind import bind
 from megalint.megatron.bound import BoundArgs, ProblemKind
-from megalint.megatron.catalogue import SHIPPED_FOLDERS, Catalogue
+from megalint.megatron.catalogue import Catalogue
 from megalint.megatron.catalogue_choice import catalogue_for
-from megalint.megatron.entry_arguments import with_entry_arguments
 from megalint.megatron.entry_points import ENTRY_DEPENDENT, bind_entry_point, entry_problems, stock_entry
-from megalint.megatron.extract.sources import ExtractError
-from megalint.megatron.fork_catalogue import fork_catalogue
 from megalint.megatron.forks import MEGATRON_TREE, PAI_MEGATRON_PATCH, Fork, detect_fork
 from megalint.megatron.supplied import supplied_args
 from megalint.shell.values import Word
@@ -38,24 +36,6 @@ class LaunchParser:
     missing: str | None = None
     other_releases: str | None = None
     whole: bool = False
-
-
-_OPTION = re.compile(r'"option_strings":\s*\[([^\]]*)\]')
-
-
-@cache
-def _upstream_options() -> frozenset[str]:
-    """Every option string some shipped Megatron-LM catalogue defines."""
-    from importlib import resources
-
-    root = resources.files("megalint.data")
-    found: set[str] = set()
-    for folder in SHIPPED_FOLDERS:
-        for entry in root.joinpath(folder).iterdir():
-            if entry.name.endswith(".json"):
-                for group in _OPTION.findall(entry.read_text(encoding="utf-8")):
-                    found.update(re.findall(r'"([^"]+)"', group))
-    return frozenset(found)
 
 
 def _whole(fork: Fork, entry: str | None) -> bool:
@@ -88,16 +68,20 @@ def parser_for_launch(
     fork = detect_fork(script, entry, argv, source_roots)
     if fork is None:
         return LaunchParser(catalogue, version)
+    # Reading a fork's source needs libcst: imported only when a launch runs on a fork.
+    from megalint.megatron.extract.sources import ExtractError
+    from megalint.megatron.fork_catalogue import fork_catalogue
+
     try:
         found = fork_catalogue(fork, source_roots, version_text)
     except ExtractError as exc:
         return LaunchParser(catalogue, version, fork, f"the {fork.name} parser could not be read: {exc}")
     if fork.name == MEGATRON_TREE and found.missing is None:
-        extra = sorted(set(found.catalogue.option_strings()) - _upstream_options())
+        extra = found.extra_options
         if not extra:
             # Megatron-LM's own tree: its curated catalogue is better, plus the flags a non-stock
             # entry point's provider adds when they can be read.
-            return _with_entry_provider(catalogue, version, fork, entry)
+            return _with_entry_provider(version_text, fork, entry)
         fork = replace(fork, reason=f"{fork.reason}, which adds {', '.join(extra[:3])}{' …' if len(extra) > 3 else ''}")
     other = (
         None
@@ -109,12 +93,21 @@ def parser_for_launch(
     return LaunchParser(found.catalogue, found.catalogue.version, fork, found.missing, other, _whole(fork, entry))
 
 
-def _with_entry_provider(catalogue: Catalogue, version: str, fork: Fork, entry: str | None) -> LaunchParser:
+def _with_entry_provider(version_text: str | None, fork: Fork, entry: str | None) -> LaunchParser:
+    catalogue, version, _note = catalogue_for(version_text)
     if stock_entry(entry) is None and fork.entry_file is not None and fork.root is not None:
-        own = with_entry_arguments(catalogue, fork.root, fork.entry_file)
+        own = _entry_catalogue(version_text, fork.root, fork.entry_file)
         if own is not None:
             return LaunchParser(own, version, whole=True)
     return LaunchParser(catalogue, version)
+
+
+@cache
+def _entry_catalogue(version_text: str | None, root: Path, entry_file: Path) -> Catalogue | None:
+    """The version's catalogue plus what `entry_file`'s provider adds, read once per entry file."""
+    from megalint.megatron.entry_arguments import with_entry_arguments
+
+    return with_entry_arguments(catalogue_for(version_text)[0], root, entry_file)
 
 
 def bind_launch(argv: Sequence[Word], entry: str | None, parser: LaunchParser) -> BoundArgs:

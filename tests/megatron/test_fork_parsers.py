@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from linting import packaged_rules
 
-from megalint.megatron import extraction_cache
+from megalint.megatron import extraction_cache, fork_catalogue
 from megalint.megatron.forks import detect_fork
 from megalint.pipeline import FileResult, Settings, lint_text
 
@@ -19,7 +19,13 @@ FORKS = Path(__file__).resolve().parents[2] / "fixtures" / "forks"
 @pytest.fixture(autouse=True)
 def _own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv(extraction_cache.CACHE_ENV, str(tmp_path / "cache"))
+    new_run()
     return tmp_path / "cache"
+
+
+def new_run() -> None:
+    """Forget what this process built: a fork's parser is built once per run."""
+    fork_catalogue._fork_catalogue.cache_clear()
 
 
 def lint_fixture(script: str, roots: tuple[str, ...] = ()) -> FileResult:
@@ -124,10 +130,12 @@ def test_second_run_reads_the_cache_and_a_broken_entry_is_rewritten(
         raise AssertionError("extracted again")
 
     monkeypatch.setattr("megalint.megatron.fork_catalogue._extract", no_extraction)
+    new_run()
     assert found(lint_fixture("deepspeed/examples_deepspeed/run.sh")) == [("ML501", 114, 125)]
     monkeypatch.undo()
     monkeypatch.setenv(extraction_cache.CACHE_ENV, str(_own_cache))
     entry.write_text("{not json")
+    new_run()
     assert found(lint_fixture("deepspeed/examples_deepspeed/run.sh")) == [("ML501", 114, 125)]
     assert "--zero-stage" in json.dumps(json.loads(entry.read_text()))
 
