@@ -19,17 +19,20 @@ from megalint.launch.environment import environment_opaque
 from megalint.launch.extract import extract_launches
 from megalint.launch.fragments import MIN_FLAGS, NO_LAUNCH, READ_AS, find_fragments
 from megalint.launch.model import Launch, Quantity
+from megalint.launch.tools import TOOL, find_tool_commands, names_megatron_entry
 from megalint.megatron.bound import BoundArgs
 from megalint.megatron.catalogue import Catalogue
 from megalint.megatron.catalogue_choice import catalogue_for
 from megalint.megatron.derived import derive
 from megalint.megatron.forks import world_size_rewritten
 from megalint.megatron.launch_parser import bind_launch, parser_for_launch
+from megalint.megatron.tool_parser import bind_tool, tool_parser
 from megalint.memory.launch_view import launch_memory
 from megalint.rulecontext.fragment import fragment_context
 from megalint.rulecontext.launch import build_context
 from megalint.rulecontext.locator import LaunchLocator
 from megalint.rulecontext.script import ScriptLocator, script_context
+from megalint.rulecontext.tool import TOOL_INPUTS, tool_context
 from megalint.shell.analyze import analyze_parsed
 from megalint.shell.facts import ScriptFacts
 from megalint.shell.parse import parse_text
@@ -63,6 +66,8 @@ class LaunchResult:
     gpu: GpuProfile | None
     # Of a fragment: the binding problems only its launch can judge, as `flag at place: why`.
     left_to_launch: list[str] = field(default_factory=list)
+    # Of a program with a parser of its own (launch/tools.py): how messages name that parser.
+    tool: str | None = None
 
 
 @dataclass
@@ -78,6 +83,8 @@ class FileResult:
     gpu_note: str | None = None
     # Arguments the file sets without a launch (launcher "fragment"), checked when it has none.
     fragments: list[LaunchResult] = field(default_factory=list)
+    # Programs that read Megatron-like flags with a parser of their own (launcher "tool").
+    tools: list[LaunchResult] = field(default_factory=list)
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -119,17 +126,29 @@ def lint_facts(facts: ScriptFacts, launches: list[Launch], settings: Settings) -
     targets: list[Target] = []
     fork_targets: dict[str, list[Target]] = {}
     results: list[LaunchResult] = []
+    tool_results, tool_targets, launches = _tools(facts, settings, catalogue, launches)
     for launch in launches:
         entry = launch.entry_path
         # The parser that reads this launch's flags: Megatron-LM's, or the fork's it runs on.
-        parser = parser_for_launch(settings.megatron_version, facts.path, entry, launch.argv, settings.source_roots)
+        parser = parser_for_launch(
+            settings.megatron_version,
+            facts.path,
+            entry,
+            launch.argv,
+            settings.source_roots,
+            launch.env.get("PYTHONPATH"),
+        )
         bound = bind_launch(launch.argv, entry, parser)
         fork = parser.fork
         rewritten = world_size_rewritten(fork, bound.given)
         if rewritten is not None:
             launch = replace(launch, world_size=Quantity(None, launch.world_size.how, (), Unknown(rewritten)))
+        if parser.release is not None:
+            # The launch pins its Megatron-LM (Pai's backends/): its rules are that release's.
+            launch = replace(launch, notes=[*launch.notes, f"runs {parser.release}"])
+        launch_version = parser.version if parser.release is not None else version
         world = launch.world_size.value
-        derived = derive(bound, world if world is not None else launch.world_size.unknown, version)
+        derived = derive(bound, world if world is not None else launch.world_size.unknown, launch_version)
         memory, memory_unknown = (
             launch_memory(bound, world, derived, profile, launch.nproc_per_node.value)
             if settings.with_memory
@@ -139,7 +158,7 @@ def lint_facts(facts: ScriptFacts, launches: list[Launch], settings: Settings) -
             launch,
             bound,
             derived,
-            version,
+            launch_version,
             profile,
             gpu_reason,
             facts.findings,
@@ -157,16 +176,55 @@ def lint_facts(facts: ScriptFacts, launches: list[Launch], settings: Settings) -
         else:
             fork_targets.setdefault(fork.name, []).append(target)
         results.append(LaunchResult(launch, bound, ctx, detection, profile))
-    fragment_results = [] if launches else _fragments(facts, settings, catalogue, version, targets, fork_targets)
+    held = {str(w.span) for tr in tool_results for w in tr.launch.argv if w.span is not None}
+    fragment_results = [] if launches else _fragments(facts, settings, catalogue, version, targets, fork_targets, held)
     # Each rule says where it is decided (`scope`) and on which forks it holds (`forks`).
     evaluation = evaluate(settings.rules.select(scope=LAUNCH), targets)
     for name, on_fork in fork_targets.items():
         _merge_into(evaluation, evaluate(settings.rules.select(scope=LAUNCH, fork=name), on_fork))
+    if tool_targets:
+        _merge_into(evaluation, evaluate(tool_rules(settings.rules), tool_targets))
     script_rules = settings.rules.select(scope=SCRIPT)
     if facts.findings and len(script_rules):
         script = Target(script_context(facts, version), ScriptLocator(facts), None)
         _merge_into(evaluation, evaluate(script_rules, [script]))
-    return FileResult(facts.path, facts, results, evaluation, version, version_note, gpu_reason, fragment_results)
+    return FileResult(
+        facts.path, facts, results, evaluation, version, version_note, gpu_reason, fragment_results, tool_results
+    )
+
+
+def tool_rules(rules: RuleSet) -> RuleSet:
+    """The rules decided on a program with a parser of its own: those reading only binding problems."""
+    return rules.select(scope=LAUNCH).reading_only(TOOL_INPUTS)
+
+
+def _tools(
+    facts: ScriptFacts, settings: Settings, catalogue: Catalogue, launches: list[Launch]
+) -> tuple[list[LaunchResult], list[Target], list[Launch]]:
+    """The programs the file runs that read Megatron-like flags with a parser of their own, bound
+    against that parser where the program's source is at hand and says all of it; and the
+    launches left. A launch told by its flags alone (its entry point is no Megatron entry
+    point's name) whose program parses its own flags is such a program."""
+    results: list[LaunchResult] = []
+    targets: list[Target] = []
+    kept: list[Launch] = []
+    candidates = find_tool_commands(facts, catalogue.__contains__, launches)
+    for launch in launches:
+        (candidates if not names_megatron_entry(launch.entry_name) else kept).append(launch)
+    for command in candidates:
+        parser = tool_parser(facts.path, command.entry_path, settings.source_roots)
+        bound = bind_tool(command.argv, parser) if parser is not None else None
+        if parser is None or bound is None:
+            if command.launcher != TOOL:
+                kept.append(command)
+            continue
+        command = replace(command, launcher=TOOL)
+        ctx = tool_context(bound, parser.name)
+        cond = " and ".join(command.condition) if command.condition else None
+        targets.append(Target(ctx, LaunchLocator(command, bound, facts, None, facts.findings), cond))
+        results.append(LaunchResult(command, bound, ctx, None, None, tool=parser.name))
+    order = {id(la): i for i, la in enumerate(launches)}
+    return results, targets, sorted(kept, key=lambda la: order[id(la)])
 
 
 def _fragments(
@@ -176,11 +234,15 @@ def _fragments(
     version: str,
     targets: list[Target],
     fork_targets: dict[str, list[Target]],
+    held: set[str],
 ) -> list[LaunchResult]:
     """The fragments of a file without a launch, each bound and added to the targets as a launch
-    is, with a context in which whatever only a launch could tell is unknown."""
+    is, with a context in which whatever only a launch could tell is unknown. Words that a
+    program with a parser of its own reads (`held`, their places) are that program's."""
     results: list[LaunchResult] = []
     for fragment in find_fragments(facts, catalogue.__contains__):
+        if any(str(w.span) in held for w in fragment.argv if w.span is not None):
+            continue
         # A fragment in a fork's repository is read by the fork's parser, as its launch would be.
         parser = parser_for_launch(settings.megatron_version, facts.path, READ_AS, fragment.argv, settings.source_roots)
         bound = bind_launch(fragment.argv, READ_AS, parser)

@@ -29,6 +29,7 @@ class Figures:
     launches: int = 0
     launch_files: int = 0  # files with at least one launch
     fragment_files: int = 0  # files checked as fragments
+    tool_files: int = 0  # files running a program that reads the flags with a parser of its own
     flag_files: int = 0  # files that write Megatron flags
     unchecked: list[str] = field(default_factory=list)  # flag files none of whose flags is held
     tracked_written: int = 0
@@ -42,7 +43,15 @@ class Figures:
 
     def add(self, other: Figures) -> None:
         """Sum `other` into these figures."""
-        for name in ("files", "launches", "launch_files", "fragment_files", "flag_files", "tracked_written"):
+        for name in (
+            "files",
+            "launches",
+            "launch_files",
+            "fragment_files",
+            "tool_files",
+            "flag_files",
+            "tracked_written",
+        ):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.tracked_resolved += other.tracked_resolved
         self.left_out += other.left_out
@@ -72,6 +81,7 @@ def aggregate(name: str, records: Iterable[FileRecord], left_out: Iterable[str] 
         fig.launches += r.launches
         fig.launch_files += r.launches > 0
         fig.fragment_files += r.fragments > 0
+        fig.tool_files += r.tools > 0
         keys = [(r.path, line, flag) for line, flag in r.written]
         if keys:
             fig.flag_files += 1

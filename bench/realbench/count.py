@@ -34,6 +34,7 @@ class FileRecord:
     written: list[Site] = field(default_factory=list)  # Megatron flags the file writes
     launches: int = 0
     fragments: int = 0
+    tools: int = 0  # programs that read the flags with a parser of their own
     covered: set[SiteKey] = field(default_factory=set)  # flag sites its launches and fragments hold
     resolved: set[SiteKey] = field(default_factory=set)  # tracked flag sites they resolved to a value
     unresolved: dict[SiteKey, str] = field(default_factory=dict)  # tracked flag sites left unknown, and why
@@ -84,7 +85,7 @@ def record_of(
 ) -> FileRecord:
     """The record of a file megalint checked: `diagnostics` are its findings as the command line
     reports them (after suppressions and severities)."""
-    rec = FileRecord(os.path.realpath(path), written, len(result.launches), len(result.fragments))
-    held_flags(list(result.launches) + list(result.fragments), known, rec)
+    rec = FileRecord(os.path.realpath(path), written, len(result.launches), len(result.fragments), len(result.tools))
+    held_flags(list(result.launches) + list(result.fragments) + list(result.tools), known, rec)
     rec.findings = [finding(d) for d in diagnostics]
     return rec

@@ -33,6 +33,7 @@ def render(fig: Figures, root: str, show: int, title: str) -> str:
     lines += [f"        {_rel(p, root)}" for p in fig.left_out[:show]]
     lines.append(f"  launches found: {fig.launches} in {fig.launch_files} files")
     lines.append(f"  fragment files checked: {fig.fragment_files}")
+    lines.append(f"  files checked against a program's own parser: {fig.tool_files}")
     lines.append(
         f"  files writing Megatron flags: {fig.flag_files}; checked by nothing: {len(fig.unchecked)} "
         f"({share(len(fig.unchecked), fig.files)} of files)"
@@ -57,6 +58,7 @@ def render(fig: Figures, root: str, show: int, title: str) -> str:
 def total_line(fig: Figures, seconds: float, jobs: int) -> str:
     return (
         f"total: {fig.files} files, {fig.launches} launches, {fig.fragment_files} fragment files, "
+        f"{fig.tool_files} files of programs with their own parser, "
         f"{len(fig.unchecked)} files with Megatron flags checked by nothing ({share(len(fig.unchecked), fig.files)}), "
         f"parallel/batch flags resolved {fig.tracked_resolved}/{fig.tracked_written} "
         f"({share(fig.tracked_resolved, fig.tracked_written)}), {sum(fig.errors.values())} errors, "

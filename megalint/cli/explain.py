@@ -11,6 +11,7 @@ import sys
 from megalint.cli.analysis import add_analysis_options, analysis_setups, check_analysis_options
 from megalint.errors import ExitCode, InputError, UsageError
 from megalint.launch.fragments import FRAGMENT
+from megalint.launch.tools import TOOL
 from megalint.pipeline import lint_text
 from megalint.reports.verdicts import GROUPS, ExplainJson, RuleJson, explain_result
 from megalint.shell.parse import decode
@@ -67,7 +68,7 @@ def render_text(report: ExplainJson) -> str:
         lines.append(f"  GPU unknown: {report['gpu_unknown']}")
     for a in report["assumptions"]:
         lines.append(f"  assumed: {a['text']} ({a['at']})")
-    if not report["launches"]:
+    if not [la for la in report["launches"] if la["launcher"] != TOOL]:
         lines.append("  no Megatron launch found: only the shell rules ran")
     for la in report["launches"]:
         entry = la["entry"] or "?"
@@ -80,8 +81,14 @@ def render_text(report: ExplainJson) -> str:
             )
             for why in la["left_to_launch"]:
                 lines.append(f"  left to the launch: {why}")
+        elif la["launcher"] == TOOL:
+            lines.append(
+                f"program {la['index']} at line {la['line']}: python {entry}, which reads its flags with a parser "
+                f"of its own ({la['tool']}): only the checks of its flags ran"
+            )
         else:
             lines.append(f"launch {la['index']} at line {la['line']}: {la['launcher']} {entry}, world size {ws}")
+        lines.extend(f"  note: {n}" for n in la["notes"])
         if la["condition"]:
             lines.append(f"  only when {la['condition']}")
         if la["gpu"]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Set
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -294,6 +294,16 @@ class RuleSet:
     def select(self, *, scope: str | None = None, fork: str | None = None) -> RuleSet:
         """The rules decided in `scope` (LAUNCH or SCRIPT; None: both) that hold on `fork`."""
         return RuleSet([r for r in self.rules if (scope is None or r.scope == scope) and r.holds_on(fork)])
+
+    def reading_only(self, roots: Set[str]) -> RuleSet:
+        """The rules that read some of `roots` of a context and nothing else."""
+        kept = []
+        for r in self.rules:
+            needs = RuleSet([r]).needs
+            read = needs.whole | set(needs.keys)
+            if read and read <= roots:
+                kept.append(r)
+        return RuleSet(kept)
 
     def by_code(self) -> dict[str, Rule]:
         """Every rule by its code, in load order."""

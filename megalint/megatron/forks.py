@@ -157,3 +157,32 @@ def world_size_rewritten(fork: Fork | None, given: Callable[[str], bool]) -> str
             "and sets the world size itself"
         )
     return None
+
+
+# The Megatron-LM each of Pai-Megatron-Patch's `backends/megatron/` folders pins (git submodules at
+# a098ca5a), as the release whose line it is on: the last core_vX.Y.0 whose branch point is an
+# ancestor of the pinned commit, or the release candidate the commit is tagged as.
+PAI_PINNED_RELEASES = {
+    "Megatron-LM-240126": ("0.4", "3709708a"),
+    "Megatron-LM-240405": ("0.6", "ba773259"),
+    "Megatron-LM-241113": ("0.9", "64cbae55"),
+    "Megatron-LM-250217": ("0.11", "c91756d2"),
+    "Megatron-LM-250328": ("0.11", "6ba97dd3"),
+    "Megatron-LM-250624": ("0.13", "6a6cd478, before core_v0.14.0rc0"),
+    "Megatron-LM-250908": ("0.15", "4af25fe8 = core_v0.15.0rc3"),
+    "PAI-Megatron-LM-240718": ("0.15", "8399280e, after core_v0.15.0rc4"),
+}
+_PAI_BACKEND = re.compile(r"(?:^|[/:])((?:PAI-)?Megatron-LM-\d{6})/?(?=$|:)")
+
+
+def pai_pinned_release(pythonpath: Word | None) -> tuple[str, str] | None:
+    """The Megatron-LM release a Pai-Megatron-Patch launch runs, from the `backends/megatron/`
+    folder its PYTHONPATH names first, and why; None when it names none megalint knows."""
+    if pythonpath is None:
+        return None
+    for m in _PAI_BACKEND.finditer(pythonpath.partial_text):
+        pinned = PAI_PINNED_RELEASES.get(m.group(1))
+        if pinned is not None:
+            release, commit = pinned
+            return release, f"PYTHONPATH names Pai-Megatron-Patch's {m.group(1)} (Megatron-LM at {commit})"
+    return None

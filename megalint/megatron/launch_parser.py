@@ -18,7 +18,7 @@ from megalint.megatron.bound import BoundArgs, ProblemKind
 from megalint.megatron.catalogue import Catalogue
 from megalint.megatron.catalogue_choice import catalogue_for
 from megalint.megatron.entry_points import ENTRY_DEPENDENT, bind_entry_point, entry_problems, stock_entry
-from megalint.megatron.forks import MEGATRON_TREE, PAI_MEGATRON_PATCH, Fork, detect_fork
+from megalint.megatron.forks import MEGATRON_TREE, PAI_MEGATRON_PATCH, Fork, detect_fork, pai_pinned_release
 from megalint.megatron.supplied import supplied_args
 from megalint.shell.values import Word
 
@@ -28,7 +28,8 @@ class LaunchParser:
     """What reads a launch's flags. `fork` is None for Megatron-LM; `missing` says which part of
     the fork's parser is not at hand; `other_releases` why a flag of another Megatron-LM release
     is not known to be wrong (the fork's pinned base is not at hand); `whole` that the catalogue
-    is the entry point's whole parser (the flags its `extra_args_provider` adds included)."""
+    is the entry point's whole parser (the flags its `extra_args_provider` adds included);
+    `release` why `version` is the release the launch pins rather than the run's."""
 
     catalogue: Catalogue
     version: str
@@ -36,6 +37,7 @@ class LaunchParser:
     missing: str | None = None
     other_releases: str | None = None
     whole: bool = False
+    release: str | None = None
 
 
 def _whole(fork: Fork, entry: str | None) -> bool:
@@ -62,12 +64,18 @@ def parser_for_launch(
     entry: str | None,
     argv: Sequence[Word],
     source_roots: Sequence[str] = (),
+    pythonpath: Word | None = None,
 ) -> LaunchParser:
-    """The parser of one launch: its fork's (from the source at hand) or Megatron-LM's for the version given."""
+    """The parser of one launch: its fork's (from the source at hand) or Megatron-LM's for the
+    version given; a Pai-Megatron-Patch launch runs the Megatron-LM its PYTHONPATH pins, unless
+    the user names a version."""
     catalogue, version, _note = catalogue_for(version_text)
     fork = detect_fork(script, entry, argv, source_roots)
     if fork is None:
         return LaunchParser(catalogue, version)
+    pinned = pai_pinned_release(pythonpath) if fork.name == PAI_MEGATRON_PATCH and version_text is None else None
+    if pinned is not None:
+        version_text = pinned[0]
     # Reading a fork's source needs libcst: imported only when a launch runs on a fork.
     from megalint.megatron.extract.sources import ExtractError
     from megalint.megatron.fork_catalogue import fork_catalogue
@@ -90,6 +98,11 @@ def parser_for_launch(
             f"the Megatron-LM release {fork.name} runs on is not at hand; a flag of another release may be defined there"
         )
     )
+    if pinned is not None:
+        release = f"Megatron-LM {catalogue_for(version_text)[1]}: {pinned[1]}"
+        return LaunchParser(
+            found.catalogue, catalogue_for(version_text)[1], fork, found.missing, other, _whole(fork, entry), release
+        )
     return LaunchParser(found.catalogue, found.catalogue.version, fork, found.missing, other, _whole(fork, entry))
 
 

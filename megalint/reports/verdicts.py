@@ -15,7 +15,7 @@ from megalint.diagnostics import Diagnostic
 from megalint.engine import Evaluation, RuleSet, Target, evaluate
 from megalint.engine.evaluate import FAILED, FIRED, NOT_APPLICABLE, PASSED, UNDECIDED
 from megalint.engine.rule import LAUNCH, SCRIPT
-from megalint.pipeline import FileResult
+from megalint.pipeline import FileResult, tool_rules
 from megalint.rulecontext.locator import LaunchLocator
 from megalint.suppress import apply_suppressions
 
@@ -54,6 +54,8 @@ class LaunchJson(TypedDict):
     launcher: str  # "fragment" for arguments the file sets without a launch
     variable: str | None  # the variable a fragment is the value of
     left_to_launch: list[str]  # of a fragment: what only its launch can judge, and why
+    tool: str | None  # of a program with a parser of its own (launcher "tool"): the program
+    notes: list[str]  # what the launch model assumed or could not read of this launch
     entry: str | None
     condition: str | None
     world_size: int | None
@@ -133,10 +135,12 @@ def explain_result(result: FileResult, rules: RuleSet, text: str) -> ExplainJson
         return {id(d) for d in diags if id(d) not in kept_ids}
 
     launches: list[LaunchJson] = []
-    for i, lr in enumerate(result.launches + result.fragments, 1):
+    on_tools = tool_rules(rules)
+    for i, lr in enumerate(result.launches + result.fragments + result.tools, 1):
         locator = LaunchLocator(lr.launch, lr.bound, result.facts, lr.detection, result.facts.findings)
         cond = " and ".join(lr.launch.condition) if lr.launch.condition else None
-        ev = evaluate(launch_rules, [Target(lr.context, locator, cond)])
+        decided = on_tools if lr.tool is not None else launch_rules
+        ev = evaluate(decided, [Target(lr.context, locator, cond)])
         launch = lr.launch
         ws = launch.world_size
         launches.append(
@@ -146,13 +150,15 @@ def explain_result(result: FileResult, rules: RuleSet, text: str) -> ExplainJson
                 "launcher": launch.launcher,
                 "variable": launch.variable,
                 "left_to_launch": lr.left_to_launch,
+                "tool": lr.tool,
+                "notes": list(launch.notes),
                 "entry": launch.entry_name,
                 "condition": cond,
                 "world_size": ws.value,
                 "world_size_unknown": ws.unknown.reason if ws.unknown is not None else None,
                 "gpu": lr.gpu.name if lr.gpu is not None else None,
                 "gpu_from": lr.detection.reason if lr.detection is not None else None,
-                "rules": verdicts(launch_rules, ev, suppressed_ids(ev.diagnostics)).to_json(),
+                "rules": verdicts(decided, ev, suppressed_ids(ev.diagnostics)).to_json(),
             }
         )
     shell_diags = [d for d in result.diagnostics if d.code in {r.code for r in shell_rules}]

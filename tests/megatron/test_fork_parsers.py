@@ -169,3 +169,18 @@ def test_a_choice_mindspeed_adds_survives_mindspeed_llm_defining_the_flag_again(
     text = typo.read_text().replace("ring_algo", "ring_alog")
     settings = Settings(rules=packaged_rules(), with_memory=False, source_roots=(str(FORKS / "mindspeed"),))
     assert [d.code for d in lint_text(str(typo), text, settings).diagnostics if d.code == "ML504"] == ["ML504"]
+
+
+def test_pai_launch_runs_the_megatron_release_its_pythonpath_pins() -> None:
+    # Megatron-LM-250624 pins 6a6cd478, on the 0.13 line: the te cross-entropy check of 0.19
+    # (ML760) does not hold there, as it would at HEAD.
+    (launch,) = lint_fixture("pai/examples/demo/run_pinned.sh").launches
+    assert launch.context["megatron"] == "0.13"
+    assert any("PYTHONPATH names Pai-Megatron-Patch's Megatron-LM-250624" in n for n in launch.launch.notes)
+    settings = Settings(rules=packaged_rules(), with_memory=False, megatron_version="0.19")
+    path = FORKS / "pai/examples/demo/run_pinned.sh"
+    given = lint_text(str(path), path.read_text(), settings)
+    # A version the user names wins over the pin.
+    assert given.launches[0].context["megatron"] == "0.19"
+    assert "ML760" in [d.code for d in given.diagnostics]
+    assert "ML760" not in [d.code for d in lint_fixture("pai/examples/demo/run_pinned.sh").diagnostics]
