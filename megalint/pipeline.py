@@ -65,7 +65,8 @@ class LaunchResult:
     detection: Detection | None
     gpu: GpuProfile | None
     # Of a fragment: the binding problems only its launch can judge, as `flag at place: why`.
-    left_to_launch: list[str] = field(default_factory=list)
+    # Each with the rule that would report it, which is undecided on the fragment.
+    left_to_launch: list[tuple[str, str]] = field(default_factory=list)
     # Of a program with a parser of its own (launch/tools.py): how messages name that parser.
     tool: str | None = None
 

@@ -217,3 +217,7 @@ def test_explain_says_what_a_fragment_leaves_to_its_launch(capsys: pytest.Captur
         f"  left to the launch: --log-batch-size-to-tensorboard at {path}:2:46: a flag of another Megatron-LM "
         "release: right or wrong for the release the launch runs\n" in out
     )
+    # The rule that would report it is undecided on the fragment, not passed.
+    undecided = out.split("  could not decide")[1].split("  passed")[0]
+    assert "    ML502 flag-in-other-version\n      needs the launch: --log-batch-size-to-tensorboard" in undecided
+    assert "ML502 flag-in-other-version" not in out.split("  passed")[1]

@@ -89,6 +89,18 @@ class RuleVerdicts:
     def to_json(self) -> dict[str, list[RuleJson]]:
         return {g: v for g, v in self.groups.items()}
 
+    def left_to_launch(self, left: list[tuple[str, str]]) -> RuleVerdicts:
+        """A fragment's rules whose problems only the launch can judge: undecided, not passed."""
+        reasons: dict[str, list[str]] = {}
+        for rule, why in left:
+            reasons.setdefault(rule, []).append(why)
+        for entry in [e for e in self.groups["passed"] if e["name"] in reasons]:
+            self.groups["passed"].remove(entry)
+            missing: list[MissingJson] = [{"input": "the launch", "reason": why} for why in reasons[entry["name"]]]
+            self.groups["undecided"].append({**entry, "missing": missing})
+        self.groups["undecided"].sort(key=lambda e: e["code"])
+        return self
+
 
 def verdicts(rules: RuleSet, ev: Evaluation, suppressed: set[int], not_run_passes: bool = False) -> RuleVerdicts:
     out = RuleVerdicts()
@@ -149,7 +161,7 @@ def explain_result(result: FileResult, rules: RuleSet, text: str) -> ExplainJson
                 "line": launch.span.start_line,
                 "launcher": launch.launcher,
                 "variable": launch.variable,
-                "left_to_launch": lr.left_to_launch,
+                "left_to_launch": [why for _rule, why in lr.left_to_launch],
                 "tool": lr.tool,
                 "notes": list(launch.notes),
                 "entry": launch.entry_name,
@@ -158,7 +170,9 @@ def explain_result(result: FileResult, rules: RuleSet, text: str) -> ExplainJson
                 "world_size_unknown": ws.unknown.reason if ws.unknown is not None else None,
                 "gpu": lr.gpu.name if lr.gpu is not None else None,
                 "gpu_from": lr.detection.reason if lr.detection is not None else None,
-                "rules": verdicts(decided, ev, suppressed_ids(ev.diagnostics)).to_json(),
+                "rules": verdicts(decided, ev, suppressed_ids(ev.diagnostics))
+                .left_to_launch(lr.left_to_launch)
+                .to_json(),
             }
         )
     shell_diags = [d for d in result.diagnostics if d.code in {r.code for r in shell_rules}]

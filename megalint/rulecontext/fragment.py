@@ -23,13 +23,19 @@ _LEFT_TO_THE_LAUNCH = {
     "flag-in-other-version": "a flag of another Megatron-LM release: right or wrong for the release the launch runs",
     "unknown-flag": "not a Megatron-LM flag, nor a misspelling of one: the script that runs the fragment may define it",
 }
+# The rule that reports each kind of problem left to the launch: undecided on the fragment.
+LEFT_RULES = {
+    "positional": "stray-argument",
+    "flag-in-other-version": "flag-in-other-version",
+    "unknown-flag": "unknown-flag",
+}
 MAX_TYPO = 2
 
 
-def fragment_context(ctx: dict[str, Any], bound: BoundArgs) -> tuple[dict[str, Any], list[str]]:
+def fragment_context(ctx: dict[str, Any], bound: BoundArgs) -> tuple[dict[str, Any], list[tuple[str, str]]]:
     """`ctx` (built as for a launch) with what only a launch can tell turned unknown; and the
-    binding problems left to the launch, each as `flag at place: why`."""
-    left: list[str] = []
+    binding problems left to the launch, each as (the rule that reports it, `flag at place: why`)."""
+    left: list[tuple[str, str]] = []
     unknown: dict[str, str] = ctx["unknown"]
     given = ctx["given"]
     for dest in [d for d in ctx["args"] if d not in given]:
@@ -54,7 +60,7 @@ def fragment_context(ctx: dict[str, Any], bound: BoundArgs) -> tuple[dict[str, A
             continue
         problem = bound.problems[p["index"]]
         at = f" at {problem.span}" if problem.span is not None else ""
-        left.append(f"{problem.option or problem.value or kind}{at}: {_LEFT_TO_THE_LAUNCH[kind]}")
+        left.append((LEFT_RULES[kind], f"{problem.option or problem.value or kind}{at}: {_LEFT_TO_THE_LAUNCH[kind]}"))
     ctx["problems"] = kept
     return ctx, left
 
