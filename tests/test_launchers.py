@@ -22,6 +22,8 @@ LAUNCHES = [
     ("launchers/env_node_counts.sh", 1, "torchrun", None, 2, None),
     ("launchers/env_node_counts.sh", 2, "deepspeed", None, None, None),
     ("idioms/strings_and_exports.sh", 0, "torchrun", 8, 1, 8),
+    ("launchers/msrun_launch.sh", 0, "msrun", 8, 2, 16),
+    ("launchers/msrun_launch.sh", 1, "msrun", 8, 1, 8),  # --local_worker_num defaults to 8
 ]
 
 

@@ -1,7 +1,7 @@
 """Finding the launches in the commands a script runs, and how many processes each starts.
 
 Launchers: torchrun, `python -m torch.distributed.{run,launch}`, srun (with a per-node launcher
-or one task per GPU), deepspeed, mpirun/mpiexec, plain python; also a launcher held in a
+or one task per GPU), deepspeed, mpirun/mpiexec, MindSpore's msrun, plain python; also a launcher held in a
 variable, since the evaluator has already split `$LAUNCHER` into words.
 """
 
@@ -10,6 +10,15 @@ from __future__ import annotations
 import re
 from collections.abc import Set
 
+from megalint.launch.launcher_options import (
+    DEEPSPEED_VALUE,
+    MPI_TWO_VALUES,
+    MPI_VALUE,
+    MSRUN_VALUE,
+    PY_VALUE,
+    SRUN_VALUE,
+    TORCHRUN_VALUE,
+)
 from megalint.launch.model import Launch, Quantity, SchedulerHeader, entry_name
 from megalint.launch.working_directory import through_working_directory
 from megalint.shell.facts import CommandRecord, ScriptFacts
@@ -44,173 +53,6 @@ MEGATRON_HINT_FLAGS = frozenset(
 
 _PY = re.compile(r"^python(\d+(\.\d+)?)?$")
 _WRAPPERS_NO_ARGS = {"nohup", "time", "exec", "command", "builtin"}
-# Options of each launcher that take a separate value (`--opt value`); the rest are switches.
-_TORCHRUN_VALUE = {
-    "--nproc_per_node",
-    "--nproc-per-node",
-    "--nnodes",
-    "--node_rank",
-    "--node-rank",
-    "--master_addr",
-    "--master-addr",
-    "--master_port",
-    "--master-port",
-    "--rdzv_backend",
-    "--rdzv-backend",
-    "--rdzv_endpoint",
-    "--rdzv-endpoint",
-    "--rdzv_id",
-    "--rdzv-id",
-    "--rdzv_conf",
-    "--rdzv-conf",
-    "--max_restarts",
-    "--max-restarts",
-    "--monitor_interval",
-    "--monitor-interval",
-    "--start_method",
-    "--start-method",
-    "--role",
-    "--log_dir",
-    "--log-dir",
-    "--redirects",
-    "-r",
-    "--tee",
-    "-t",
-    "--local_addr",
-    "--local-addr",
-    "--logs_specs",
-    "--logs-specs",
-    "--local-ranks-filter",
-    "--local_ranks_filter",
-    "--event-log-handler",
-    "--numa-binding",
-    "--numa_binding",
-    "--signals-to-handle",
-    "--duplicate-stdout-filters",
-    "--duplicate-stderr-filters",
-    "--virtual-local-rank",
-}
-_SRUN_VALUE = {
-    "-N",
-    "--nodes",
-    "-n",
-    "--ntasks",
-    "--ntasks-per-node",
-    "--gpus-per-node",
-    "--gres",
-    "-c",
-    "--cpus-per-task",
-    "--container-image",
-    "--container-mounts",
-    "--container-workdir",
-    "--container-name",
-    "-o",
-    "--output",
-    "-e",
-    "--error",
-    "-J",
-    "--job-name",
-    "-p",
-    "--partition",
-    "--mpi",
-    "--export",
-    "-w",
-    "--nodelist",
-    "-x",
-    "--exclude",
-    "--mem",
-    "--mem-per-gpu",
-    "--mem-per-cpu",
-    "-t",
-    "--time",
-    "--cpu-bind",
-    "--gpus",
-    "-G",
-    "--gpus-per-task",
-    "--ntasks-per-gpu",
-    "-A",
-    "--account",
-    "-q",
-    "--qos",
-    "--distribution",
-    "-m",
-    "--jobid",
-    "--overlap-limit",
-    "--network",
-    "-C",
-    "--constraint",
-    "--chdir",
-    "-D",
-    "--gpu-bind",
-    "--threads-per-core",
-    "--hint",
-    "--reservation",
-    "--container-env",
-    "--environment",
-}
-_DEEPSPEED_VALUE = {
-    "--num_gpus",
-    "--num-gpus",
-    "--num_nodes",
-    "--num-nodes",
-    "--hostfile",
-    "-H",
-    "--master_port",
-    "--master_addr",
-    "--include",
-    "-i",
-    "--exclude",
-    "-e",
-    "--launcher",
-    "--launcher_args",
-    "--node_rank",
-    "--ssh_port",
-    "--module",
-    "--bind_core_list",
-    "--elastic_training",
-}
-_MPI_VALUE = {
-    "-np",
-    "-n",
-    "-c",
-    "--np",
-    "-N",
-    "-npernode",
-    "--npernode",
-    "--map-by",
-    "-map-by",
-    "-x",
-    "--hostfile",
-    "-hostfile",
-    "-H",
-    "--host",
-    "-host",
-    "--bind-to",
-    "-bind-to",
-    "-ppn",
-    "--ppn",
-    "-wdir",
-    "--wdir",
-    "-f",
-    "-env",
-    "--env",
-    "-genv",
-    "--rankfile",
-    "-rf",
-    "--prefix",
-    "-hosts",
-    "--oversubscribe-limit",
-    "-machinefile",
-    "--machinefile",
-    "-ranks-per-node",
-    "--cpus-per-rank",
-    "-mca",
-    "--mca",
-    "-gmca",
-    "--gmca",
-}
-_MPI_TWO_VALUES = {"-mca", "--mca", "-gmca", "--gmca", "-genv", "-env"}
-_PY_VALUE = {"-W", "-X", "-c"}
 
 
 def _t(w: Word | None) -> str | None:
@@ -437,7 +279,7 @@ def _python_entry(words: list[Word], i: int, found: _Found) -> bool:
             found.entry = words[j + 1]
             found.entry_index = j + 1
             return True
-        if t in _PY_VALUE:
+        if t in PY_VALUE:
             j += 2
             continue
         if t.startswith("-"):
@@ -450,7 +292,7 @@ def _python_entry(words: list[Word], i: int, found: _Found) -> bool:
 
 
 def _torchrun(words: list[Word], i: int, found: _Found, head: list[Word]) -> bool:
-    opts, j, order = _options(words, i, _TORCHRUN_VALUE)
+    opts, j, order = _options(words, i, TORCHRUN_VALUE)
     found.launcher_words = list(head) + words[i:j]
     nproc_w = opts.get("--nproc_per_node", opts.get("--nproc-per-node"))
     if nproc_w is not None and _t(nproc_w) in ("gpu", "auto"):
@@ -516,7 +358,7 @@ def _partial_entry(word: Word) -> bool:
 
 
 def _deepspeed(words: list[Word], i: int, found: _Found) -> bool:
-    opts, j, _ = _options(words, i + 1, _DEEPSPEED_VALUE)
+    opts, j, _ = _options(words, i + 1, DEEPSPEED_VALUE)
     found.launcher = "deepspeed"
     found.launcher_words = words[i:j]
     g = opts.get("--num_gpus", opts.get("--num-gpus"))
@@ -541,7 +383,7 @@ def _deepspeed(words: list[Word], i: int, found: _Found) -> bool:
 
 
 def _mpirun(words: list[Word], i: int, found: _Found, headers: list[SchedulerHeader]) -> bool:
-    opts, j, _ = _options(words, i + 1, _MPI_VALUE, _MPI_TWO_VALUES)
+    opts, j, _ = _options(words, i + 1, MPI_VALUE, MPI_TWO_VALUES)
     found.launcher = _base(_t(words[i]))
     found.launcher_words = words[i:j]
     np_w = opts.get("-np", opts.get("-n", opts.get("--np")))
@@ -574,11 +416,28 @@ def _mpirun(words: list[Word], i: int, found: _Found, headers: list[SchedulerHea
     return True
 
 
+def _msrun(words: list[Word], i: int, found: _Found) -> None:
+    """MindSpore's msrun: `--worker_num` processes in all, `--local_worker_num` on this node
+    (both 8 when not given), then the script it runs with python."""
+    opts, j, _ = _options(words, i + 1, MSRUN_VALUE)
+    found.launcher = "msrun"
+    found.launcher_words = words[i:j]
+    found.nproc = _int_quantity(opts.get("--local_worker_num"), "msrun --local_worker_num", 8)
+    found.world = _int_quantity(opts.get("--worker_num"), "msrun --worker_num", 8)
+    world, per_node = found.world.value, found.nproc.value
+    if world is not None and per_node and world % per_node == 0:
+        found.nnodes = Quantity(world // per_node, "msrun --worker_num / --local_worker_num")
+    else:
+        found.nnodes = Quantity(None, "msrun", (), Unknown("msrun's node count is --worker_num / --local_worker_num"))
+    if j < len(words):
+        found.entry, found.entry_index = words[j], j
+
+
 def _srun_context(
     wrapper: list[Word], headers: list[SchedulerHeader]
 ) -> tuple[Quantity, Quantity | None, Quantity | None, int]:
     """What an srun (outer command or wrapper) says about nodes and tasks."""
-    opts, j, _ = _options(wrapper, 1, _SRUN_VALUE)
+    opts, j, _ = _options(wrapper, 1, SRUN_VALUE)
     nodes_w = opts.get("-N", opts.get("--nodes"))
     nodes = (
         _int_quantity(nodes_w, "srun --nodes", node_count_like=True)
@@ -609,7 +468,7 @@ def find_launch(rec: CommandRecord, headers: list[SchedulerHeader]) -> Launch | 
             srun_words = list(wrapper)
     i = _strip_wrappers(words, 0)
     if i < len(words) and _base(_t(words[i])) == "srun":
-        _, j, _ = _options(words, i + 1, _SRUN_VALUE)
+        _, j, _ = _options(words, i + 1, SRUN_VALUE)
         srun_words = words[i:j]
         i = _strip_wrappers(words, j)
     if i >= len(words):
@@ -627,6 +486,8 @@ def find_launch(rec: CommandRecord, headers: list[SchedulerHeader]) -> Launch | 
         _deepspeed(words, i, found)
     elif head in ("mpirun", "mpiexec"):
         _mpirun(words, i, found, headers)
+    elif head == "msrun":
+        _msrun(words, i, found)
     elif head == "accelerate" and i + 1 < len(words) and _t(words[i + 1]) == "launch":
         found.launcher = "accelerate"
         opts, j, _ = _options(
