@@ -30,6 +30,7 @@ from megalint.rulecontext.fragment import fragment_context
 from megalint.rulecontext.launch import build_context
 from megalint.rulecontext.locator import LaunchLocator
 from megalint.rulecontext.script import ScriptLocator, script_context
+from megalint.rulecontext.unset_inputs import unset_variable_findings
 from megalint.shell.analyze import analyze_parsed
 from megalint.shell.facts import ScriptFacts
 from megalint.shell.parse import parse_text
@@ -157,6 +158,8 @@ def lint_facts(facts: ScriptFacts, launches: list[Launch], settings: Settings) -
         else:
             fork_targets.setdefault(fork.name, []).append(target)
         results.append(LaunchResult(launch, bound, ctx, detection, profile))
+    # A flag value reading a variable nothing sets is a shell finding only a bound launch shows.
+    facts.findings = facts.findings + unset_variable_findings(facts, [r.bound for r in results])
     fragment_results = [] if launches else _fragments(facts, settings, catalogue, version, targets, fork_targets)
     # Each rule says where it is decided (`scope`) and on which forks it holds (`forks`).
     evaluation = evaluate(settings.rules.select(scope=LAUNCH), targets)
