@@ -33,6 +33,7 @@ from megalint.rulecontext.launch import build_context
 from megalint.rulecontext.locator import LaunchLocator
 from megalint.rulecontext.script import ScriptLocator, script_context
 from megalint.rulecontext.tool import TOOL_INPUTS, tool_context
+from megalint.rulecontext.unset_inputs import unset_variable_findings
 from megalint.shell.analyze import analyze_parsed
 from megalint.shell.facts import ScriptFacts
 from megalint.shell.parse import parse_text
@@ -177,6 +178,8 @@ def lint_facts(facts: ScriptFacts, launches: list[Launch], settings: Settings) -
         else:
             fork_targets.setdefault(fork.name, []).append(target)
         results.append(LaunchResult(launch, bound, ctx, detection, profile))
+    # A flag value reading a variable nothing sets is a shell finding only a bound launch shows.
+    facts.findings = facts.findings + unset_variable_findings(facts, [r.bound for r in results])
     held = {str(w.span) for tr in tool_results for w in tr.launch.argv if w.span is not None}
     fragment_results = [] if launches else _fragments(facts, settings, catalogue, version, targets, fork_targets, held)
     # Each rule says where it is decided (`scope`) and on which forks it holds (`forks`).

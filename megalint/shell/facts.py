@@ -36,6 +36,7 @@ class ShellFindingKind(str, Enum):
     FLAG_RUN_AS_COMMAND = "flag-run-as-command"
     STRAY_BACKSLASH_IN_STRING = "stray-backslash-in-string"
     ARITHMETIC_ERROR = "arithmetic-error"
+    UNSET_VARIABLE = "unset-variable-in-flag"  # found once the launches are bound (rulecontext/unset_inputs.py)
 
     def __str__(self) -> str:
         return self.value

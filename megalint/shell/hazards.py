@@ -2,15 +2,15 @@
 
 Each is a mistake bash accepts silently but which loses or corrupts the flags of a launch:
 a `\\` followed by blanks (the next line becomes its own command), a parse error, an unfilled
-template placeholder, an argument-parsing `case` arm that reads `$2` but shifts only once.
+template placeholder, an argument-parsing `case` arm that takes its value from the wrong place
+(`argloops.py`).
 """
 
 from __future__ import annotations
 
 import re
 
-from tree_sitter import Node
-
+from megalint.shell.argloops import argument_loop_findings
 from megalint.shell.facts import ShellFinding, ShellFindingKind
 from megalint.shell.parse import ParsedScript
 
@@ -50,7 +50,7 @@ def find_hazards(ps: ParsedScript) -> list[ShellFinding]:
                 "below it later would silently join the command",
             )
         )
-    out.extend(_shift_mismatch(ps))
+    out.extend(argument_loop_findings(ps))
     return out
 
 
@@ -122,84 +122,3 @@ def _parse_errors(ps: ParsedScript) -> list[ShellFinding]:
             stack.extend(reversed(node.children))
     out.sort(key=lambda f: f.span.start)
     return out
-
-
-def _shift_mismatch(ps: ParsedScript) -> list[ShellFinding]:
-    out: list[ShellFinding] = []
-    for node in ps.syntax("case"):
-        subject = node.child_by_field_name("value")
-        if subject is None or ps.text(subject).strip('"') not in ("$1", "${1}"):
-            continue
-        after = _shifts_after(node, ps)
-        for item in node.named_children:
-            if item.type != "case_item":
-                continue
-            reads = _reads_dollar2(item, ps)
-            if reads is None:
-                continue
-            shifts = _count_shifts(item, ps)
-            if shifts is None:
-                continue
-            if shifts + after < 2:
-                span = ps.span(reads)
-                pat = ps.text(item).split(")")[0].strip()
-                out.append(
-                    ShellFinding(
-                        ShellFindingKind.SHIFT_MISMATCH,
-                        span,
-                        f"the `{pat})` arm reads `$2` but shifts {shifts + after} time(s) in all: its value is "
-                        "then parsed as the next option",
-                        {"pattern": pat, "shifts": shifts + after},
-                    )
-                )
-    return out
-
-
-def _reads_dollar2(item: Node, ps: ParsedScript) -> Node | None:
-    stack = [item]
-    while stack:
-        n = stack.pop()
-        if n.type in ("simple_expansion", "expansion") and ps.text(n) in ("$2", "${2}"):
-            return n
-        stack.extend(reversed(n.children))
-    return None
-
-
-def _count_shifts(item: Node, ps: ParsedScript) -> int | None:
-    total = 0
-    stack = [item]
-    while stack:
-        n = stack.pop()
-        if n.type == "command":
-            name = n.child_by_field_name("name")
-            if name is not None and ps.text(name) == "shift":
-                args = [c for c in n.named_children if c != name]
-                if not args:
-                    total += 1
-                elif ps.text(args[0]).isdigit():
-                    total += int(ps.text(args[0]))
-                else:
-                    return None
-            continue
-        if n.type in ("if_statement", "case_statement", "while_statement", "for_statement"):
-            return None if "shift" in ps.text(n) else total
-        stack.extend(n.children)
-    return total
-
-
-def _shifts_after(case_node: Node, ps: ParsedScript) -> int:
-    parent = case_node.parent
-    if parent is None or parent.type != "do_group":
-        return 0
-    total = 0
-    seen = False
-    for c in parent.named_children:
-        if c == case_node:
-            seen = True
-            continue
-        if seen and c.type == "command":
-            name = c.child_by_field_name("name")
-            if name is not None and ps.text(name) == "shift":
-                args = [x for x in c.named_children if x != name]
-                total += int(ps.text(args[0])) if args and ps.text(args[0]).isdigit() else 1
-    return total
