@@ -13,7 +13,7 @@ from typing import Any
 from megalint.diagnostics import Diagnostic
 from megalint.engine import Evaluation, RuleSet, Target, evaluate
 from megalint.engine.rule import LAUNCH, SCRIPT
-from megalint.hardware.detect import choose_gpu
+from megalint.hardware.detect import GpuChoice, choose_gpu
 from megalint.hardware.profiles import Detection, GpuProfile
 from megalint.launch.environment import environment_opaque
 from megalint.launch.extract import extract_launches
@@ -87,6 +87,7 @@ class FileResult:
     fragments: list[LaunchResult] = field(default_factory=list)
     # Programs that read Megatron-like flags with a parser of their own (launcher "tool").
     tools: list[LaunchResult] = field(default_factory=list)
+    gpu: GpuChoice | None = None  # how the GPU was chosen: the hint that won, the ones that lost
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -123,7 +124,8 @@ def lint_facts(facts: ScriptFacts, launches: list[Launch], settings: Settings) -
     """Everything after the shell front end: per launch, bind → derive → memory → context; then
     the rules, each on the targets of its scope (Megatron-LM launches, fork launches, the script)."""
     catalogue, version, version_note = catalogue_for(settings.megatron_version)
-    profile, detection, gpu_reason = choose_gpu(facts, settings.gpu)
+    gpu = choose_gpu(facts, settings.gpu)
+    profile, detection, gpu_reason = gpu.profile, gpu.detection, gpu.unknown
     env_opaque = environment_opaque(facts)
     targets: list[Target] = []
     fork_targets: dict[str, list[Target]] = {}
@@ -193,7 +195,7 @@ def lint_facts(facts: ScriptFacts, launches: list[Launch], settings: Settings) -
         script = Target(script_context(facts, version), ScriptLocator(facts), None)
         _merge_into(evaluation, evaluate(script_rules, [script]))
     return FileResult(
-        facts.path, facts, results, evaluation, version, version_note, gpu_reason, fragment_results, tool_results
+        facts.path, facts, results, evaluation, version, version_note, gpu_reason, fragment_results, tool_results, gpu
     )
 
 

@@ -44,8 +44,10 @@ def check_text(text: str, shown: str, setup: Setup, fixes: FixMode) -> Outcome:
     """Check the script `text`, reported as `shown`, and apply or show its fixes."""
     result = lint_text(shown, text, setup.settings)
     diags = finalise(result, text, setup, shown)
+    # The GPU given to megalint lost to the script's own: said on the side, as it is about the run.
+    gpu_notes = [f"{shown}: {result.gpu.option_note}"] if result.gpu is not None and result.gpu.option_note else []
     if not fixes.active:
-        return Outcome(diags, dict(result.sources))
+        return Outcome(diags, dict(result.sources), notes=gpu_notes)
     last = [result]
 
     def relint(new_text: str) -> list[Diagnostic]:
@@ -53,7 +55,7 @@ def check_text(text: str, shown: str, setup: Setup, fixes: FixMode) -> Outcome:
         return finalise(last[0], new_text, setup, shown)
 
     res = apply_fixes(text, diags, unsafe=fixes.unsafe, reparse_ok=bash_parses, relint=relint, path=shown)
-    outcome = Outcome(list(res.remaining), dict(last[0].sources), res.fixed_count)
+    outcome = Outcome(list(res.remaining), dict(last[0].sources), res.fixed_count, notes=gpu_notes)
     if res.refused:
         outcome.notes.append(f"{shown}: no fix applied: {res.refused}")
     if res.rejected:

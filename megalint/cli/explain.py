@@ -13,6 +13,7 @@ from megalint.errors import ExitCode, InputError, UsageError
 from megalint.launch.fragments import FRAGMENT
 from megalint.launch.tools import TOOL
 from megalint.pipeline import lint_text
+from megalint.reports.gpu import gpu_lines
 from megalint.reports.verdicts import GROUPS, ExplainJson, RuleJson, explain_result
 from megalint.shell.parse import decode
 
@@ -64,7 +65,9 @@ def render_text(report: ExplainJson) -> str:
         f"{report['path']}: Megatron-LM {report['megatron']}"
         + (f" ({report['megatron_note']})" if report["megatron_note"] else "")
     ]
-    if report["gpu_unknown"]:
+    if report["gpu"] is not None:
+        lines.extend(gpu_lines(report["gpu"]))
+    elif report["gpu_unknown"]:
         lines.append(f"  GPU unknown: {report['gpu_unknown']}")
     for a in report["assumptions"]:
         lines.append(f"  assumed: {a['text']} ({a['at']})")

@@ -127,6 +127,8 @@ def render_text(report: dict[str, Any], out: TextIO, color: str = "auto") -> Non
         if gpu.get("from"):
             line += f" — {gpu['from']}"
         con.print(line)
+        if gpu.get("note"):
+            con.print(f"  note: {gpu['note']}")
         if gpu.get("unknown"):
             con.print(f"  {gpu['unknown']}")
     else:

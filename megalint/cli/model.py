@@ -7,8 +7,10 @@ import json
 
 from megalint.cli.analysis import parse_assume
 from megalint.errors import ExitCode, InputError, UsageError
+from megalint.hardware.detect import choose_gpu
 from megalint.launch.extract import extract_launches
 from megalint.launch.view import model_json, model_text
+from megalint.reports.gpu import gpu_json, gpu_lines
 from megalint.shell.analyze import analyze_file
 
 
@@ -23,6 +25,7 @@ def main(argv: list[str]) -> int:
         metavar="NAME=VALUE",
         help="give an environment input a value (repeatable)",
     )
+    p.add_argument("--gpu", help="GPU model when the script does not say (h100, a100-80gb, v100 …)")
     args = p.parse_args(argv)
     assume = parse_assume(args.assume)
     try:
@@ -32,8 +35,14 @@ def main(argv: list[str]) -> int:
     except OSError as exc:
         raise UsageError(f"{args.script}: cannot read: {exc.strerror or exc}") from None
     launches = extract_launches(facts)
+    try:
+        gpu = gpu_json(choose_gpu(facts, args.gpu))
+    except ValueError as exc:
+        raise UsageError(f"--gpu: {exc}") from None
     if args.json:
-        print(json.dumps(model_json(facts, launches), indent=2, ensure_ascii=False))
+        print(json.dumps({**model_json(facts, launches), "gpu": gpu}, indent=2, ensure_ascii=False))
     else:
-        print(model_text(facts, launches))
+        # The GPU is the script's, like its headers: under the first line, before the launches.
+        first, newline, rest = model_text(facts, launches).partition("\n")
+        print("\n".join([first, *gpu_lines(gpu)]) + newline + rest)
     return ExitCode.CLEAN

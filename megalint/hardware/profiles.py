@@ -5,18 +5,24 @@
 short names ("gh200", "b200"). A name that leaves the model open ("a100": 40 or 80 GB) gives a
 family profile that holds only what its variants share; its memory is then unknown.
 
-`detect_gpu(hints)` decides from the hints a script carries. Precedence, strongest first:
+`weigh_hints(hints)` decides from the hints a script carries, each weighed by where it is
+written. Weights, heaviest first:
 
-1. what the job asks the scheduler for: `#SBATCH --constraint`, `--gres` type, `#PBS`;
+1. what the job asks the scheduler for: `#SBATCH --constraint`, `--gres` type, `--gpus-per-node`
+   type, `#PBS`, and the same options on an `srun`/`salloc`/`sbatch` command line: the job gets
+   the GPU it requests, whatever the rest of the script says;
 2. the Slurm partition (site-specific names, but chosen for the hardware);
-3. the script's own code: variable values and arguments ("value"), the file's path or name;
-4. comments, which are often copied from elsewhere and go stale.
+3. what the author says the script is for: the file's name and the comments of its header (the
+   comment block before the first command), and a variable's value ("value");
+4. a comment further down, which often mentions another cluster in passing ("we used to run on
+   A100") or was copied from elsewhere.
 
-The strongest tier that names a GPU decides, and weaker tiers never override it (what they
-named instead is kept in `Detection.ignored`). Within that tier, hints that name different GPUs
-make the answer unknown (None), as does one hint naming two ("a100|h100"). A hint naming a
-family and another naming one of its variants agree, and the more specific one is taken.
-Ascend NPUs (Atlas, 910B) are not GPUs and are never detected.
+The heaviest weight that names a GPU decides, and lighter ones never override it (what they named
+instead is kept in `Detection.ignored`). Within that weight, hints that name different GPUs make
+the answer unknown (`Weighing.conflict`), as does one hint naming two ("a100|h100"). A hint naming
+a family and another naming one of its variants agree, and the more specific one is taken.
+Ascend NPUs (Atlas, 910B) are not GPUs and are never detected. `detect_gpu(hints)` is the
+decision alone.
 """
 
 from __future__ import annotations
@@ -37,10 +43,14 @@ __all__ = [
     "GpuHint",
     "GpuProfile",
     "HINT_KINDS",
+    "PASSING",
+    "Weighing",
     "detect_gpu",
     "find_gpu",
+    "is_model_of",
     "load_profiles",
     "mentions",
+    "weigh_hints",
 ]
 
 _SOURCE_RANK = {"inferred": 0, "seen": 1, "measured": 2}
@@ -107,8 +117,41 @@ class GpuHint(NamedTuple):
     span: Span | None = None
 
 
-HINT_KINDS = ("sbatch-constraint", "sbatch-gres", "pbs", "sbatch-partition", "value", "path", "comment")
-_TIER = {"sbatch-constraint": 0, "sbatch-gres": 0, "pbs": 0, "sbatch-partition": 1, "value": 2, "path": 2, "comment": 3}
+HINT_KINDS = (
+    "sbatch-constraint",
+    "sbatch-gres",
+    "pbs",
+    "command-constraint",
+    "command-gres",
+    "sbatch-partition",
+    "value",
+    "path",
+    "header-comment",
+    "comment",
+)
+_SCHEDULER, _PARTITION, _AUTHOR, PASSING = 0, 1, 2, 3
+_TIER = {
+    "sbatch-constraint": _SCHEDULER,
+    "sbatch-gres": _SCHEDULER,
+    "pbs": _SCHEDULER,
+    "command-constraint": _SCHEDULER,
+    "command-gres": _SCHEDULER,
+    "sbatch-partition": _PARTITION,
+    "value": _AUTHOR,
+    "path": _AUTHOR,
+    "header-comment": _AUTHOR,
+    "comment": PASSING,
+}
+# Why a hint of each weight outweighs the lighter ones, as `megalint explain` says it.
+_WHY = {
+    _SCHEDULER: "a scheduler request outweighs the file name and comments: the job gets the GPU it asks for",
+    _PARTITION: "the Slurm partition outweighs the file name and comments: it is chosen for its hardware",
+    _AUTHOR: (
+        "the file name and the header comment say what the script is for, and outweigh a comment "
+        "further down (often about another cluster); no scheduler line names a GPU"
+    ),
+    PASSING: "only a comment in the script's body names a GPU",
+}
 
 
 @dataclass(frozen=True)
@@ -119,6 +162,20 @@ class Detection:
     hint: GpuHint
     agreeing: tuple[GpuHint, ...] = ()  # other hints of the same tier naming the same GPU
     ignored: tuple[tuple[GpuHint, str], ...] = ()  # weaker hints naming another GPU (its id)
+    weight: int = _SCHEDULER  # the deciding hint's weight: 0 is the heaviest, PASSING the lightest
+
+    @property
+    def why(self) -> str:
+        """Why this hint won over the others."""
+        return _WHY[self.weight]
+
+
+@dataclass(frozen=True)
+class Weighing:
+    """The hints weighed: the GPU they decide, or the hints of the heaviest weight that disagree."""
+
+    detection: Detection | None
+    conflict: tuple[tuple[GpuHint, str], ...] = ()  # (hint, the GPU it names) when they disagree
 
 
 # ------------------------------------------------------------------------------------------
@@ -274,6 +331,12 @@ def get_profile(profile_id: str) -> GpuProfile | None:
     return _shipped().by_id.get(profile_id)
 
 
+def is_model_of(specific: GpuProfile, general: GpuProfile) -> bool:
+    """Whether `specific` is `general` or one of its models (h100-sxm5-80gb of the H100 family)."""
+    db = _shipped()
+    return db.leaves(specific) <= db.leaves(general)
+
+
 # ------------------------------------------------------------------------------------------
 # names
 
@@ -387,7 +450,7 @@ def find_gpu(name: str) -> GpuProfile | None:
 def _hint_texts(hint: GpuHint) -> list[tuple[str, int]]:
     """The parts of a hint that can name a GPU, with their offsets in the hint text."""
     text = hint.text
-    if hint.kind == "sbatch-gres":
+    if hint.kind in ("sbatch-gres", "command-gres"):
         # gpu:a100:4, gpu:nvidia_a100-sxm4-80gb:8, gres/gpu:h100=8, several comma-separated
         out = []
         for m in re.finditer(r"[^,]+", text):
@@ -426,46 +489,53 @@ def _describe(hint: GpuHint) -> str:
     return {
         "sbatch-constraint": f"taken from `#SBATCH --constraint={t}`",
         "sbatch-gres": f"taken from `#SBATCH --gres={t}`",
+        "command-constraint": f"taken from `--constraint={t}` on the Slurm command",
+        "command-gres": f"taken from `--gres={t}` on the Slurm command",
         "sbatch-partition": f"taken from `#SBATCH --partition={t}`",
         "pbs": f"taken from `#PBS {t}`",
         "value": f"taken from the value `{t}`",
         "path": f"taken from the file name `{t}`",
+        "header-comment": f"taken from the header comment `{t.strip()}`",
         "comment": f"taken from the comment `{t.strip()}`",
     }.get(k, f"taken from `{t}`")
 
 
 def detect_gpu(hints: Iterable[GpuHint | tuple[str, str] | tuple[str, str, Span | None]]) -> Detection | None:
-    """The GPU the hints name, by the precedence above; None when none or when they conflict."""
+    """The GPU the hints name, by the weights above; None when none or when they conflict."""
+    return weigh_hints(hints).detection
+
+
+def weigh_hints(hints: Iterable[GpuHint | tuple[str, str] | tuple[str, str, Span | None]]) -> Weighing:
+    """The hints weighed: the heaviest weight that names a GPU decides, unless its hints disagree."""
     db = _shipped()
     found: list[tuple[int, GpuHint, GpuProfile, Span | None]] = []
     for raw in hints:
         hint = raw if isinstance(raw, GpuHint) else GpuHint(*raw)
         if hint.kind not in _TIER:
             raise ValueError(f"unknown GPU hint kind {hint.kind!r}")
-        per_hint: list[tuple[GpuProfile, Span | None]] = []
         for text, offset in _hint_texts(hint):
             for m in _scan(text, db):
-                per_hint.append((m.profile, _sub_span(hint.span, hint.text, offset + m.start, offset + m.end)))
-        for profile, span in per_hint:
-            found.append((_TIER[hint.kind], hint, profile, span))
+                span = _sub_span(hint.span, hint.text, offset + m.start, offset + m.end)
+                found.append((_TIER[hint.kind], hint, m.profile, span))
     if not found:
-        return None
+        return Weighing(None)
     best_tier = min(t for t, _, _, _ in found)
     chosen = [(h, p, s) for t, h, p, s in found if t == best_tier]
+    conflict = tuple(dict.fromkeys((h, p.id) for h, p, _ in chosen))
     # The most specific profile all mentions agree with.
     leaf_sets = [db.leaves(p) for _, p, _ in chosen]
     common = frozenset.intersection(*leaf_sets)
     if not common:
-        return None
+        return Weighing(None, conflict)
     specific = min(chosen, key=lambda c: len(db.leaves(c[1])))
     if db.leaves(specific[1]) != common:
         # e.g. "a100-40gb" and "a100-sxm4-40gb" nest, but "a100-pcie" and "a100-80gb" overlap
         # only partly: take the family of the intersection when there is one.
         target = next((p for p in db.by_id.values() if db.leaves(p) == common), None)
         if target is None:
-            return None
+            return Weighing(None, conflict)
         specific = (specific[0], target, specific[2])
     hint, profile, span = specific
     agreeing = tuple(dict.fromkeys(h for h, _, _ in chosen if h is not hint))
     ignored = tuple(dict.fromkeys((h, p.id) for t, h, p, _ in found if t > best_tier and not (db.leaves(p) & common)))
-    return Detection(profile, span, _describe(hint), hint, agreeing, ignored)
+    return Weighing(Detection(profile, span, _describe(hint), hint, agreeing, ignored, best_tier))

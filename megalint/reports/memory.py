@@ -66,6 +66,8 @@ def memory_report(
             gpu_info["from"] = result.launches[0].detection.reason
         elif gpu:
             gpu_info["from"] = "--gpu"
+        if result.gpu is not None and result.gpu.option_note:
+            gpu_info["note"] = result.gpu.option_note  # the script named another GPU, and won
         if usable is None:
             gpu_info["unknown"] = (
                 f"the usable memory of {profile.name} is not known: "

@@ -16,6 +16,7 @@ from megalint.engine import Evaluation, RuleSet, Target, evaluate
 from megalint.engine.evaluate import FAILED, FIRED, NOT_APPLICABLE, PASSED, UNDECIDED
 from megalint.engine.rule import LAUNCH, SCRIPT
 from megalint.pipeline import FileResult, tool_rules
+from megalint.reports.gpu import GpuJson, gpu_json
 from megalint.rulecontext.locator import LaunchLocator
 from megalint.suppress import apply_suppressions
 
@@ -75,6 +76,7 @@ class ExplainJson(TypedDict):
     megatron: str
     megatron_note: str | None
     gpu_unknown: str | None
+    gpu: GpuJson | None  # how the GPU was chosen: the hint that won and why, the ones that lost
     assumptions: list[AssumptionJson]
     launches: list[LaunchJson]
     script: dict[str, list[RuleJson]]
@@ -187,6 +189,7 @@ def explain_result(result: FileResult, rules: RuleSet, text: str) -> ExplainJson
         "megatron": result.version,
         "megatron_note": result.version_note,
         "gpu_unknown": result.gpu_note,
+        "gpu": gpu_json(result.gpu) if result.gpu is not None else None,
         "assumptions": [{"text": a.text, "at": str(a.span)} for a in result.facts.assumptions],
         "launches": launches,
         # The pipeline runs shell rules only when the shell front end found something: a rule

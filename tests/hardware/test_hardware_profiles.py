@@ -9,6 +9,7 @@ from megalint.hardware.profiles import (
     find_gpu,
     load_profiles,
     mentions,
+    weigh_hints,
 )
 from megalint.source import Span
 
@@ -165,6 +166,22 @@ def test_scheduler_beats_comment_and_path():
 def test_value_and_path_beat_comment():
     d = detect_gpu([hint("comment", "# every perlmutter node has 4 A100 40GB"), hint("path", "run_A22B_16xH20.sh")])
     assert d.profile.id == "h20" and d.reason == "taken from the file name `run_A22B_16xH20.sh`"
+
+
+def test_header_comment_beats_a_passing_mention_and_weighs_as_much_as_the_file_name():
+    d = detect_gpu([hint("comment", "# the old A100 runs", 9), hint("header-comment", "# 8x H100 nodes", 2, 1)])
+    assert d.profile.id == "h100" and d.reason == "taken from the header comment `# 8x H100 nodes`"
+    assert (d.span.start_line, d.span.start_col) == (2, 6) and {pid for _, pid in d.ignored} == {"a100"}
+    assert "outweigh a comment further down" in d.why
+    w = weigh_hints([hint("header-comment", "# 8x H100 nodes", 2), hint("path", "train_a100.sh")])
+    assert w.detection is None and {pid for _, pid in w.conflict} == {"h100", "a100"}
+
+
+def test_command_line_requests_weigh_as_much_as_scheduler_headers():
+    d = detect_gpu([hint("command-gres", "gpu:a100:8", 3, 23), hint("path", "train_h100.sh")])
+    assert d.profile.id == "a100" and (d.span.start_col, d.span.end_col) == (27, 31)
+    assert d.reason == "taken from `--gres=gpu:a100:8` on the Slurm command"
+    assert detect_gpu([hint("command-constraint", "a100"), hint("sbatch-gres", "gpu:h100:8")]) is None
 
 
 def test_comment_alone_is_used():
