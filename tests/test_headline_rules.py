@@ -52,16 +52,16 @@ W, F, V, N = (
 # fixture, code, (line, col, end_line, end_col), text at the span, words the message must hold
 CASES = [
     # world-size-divisibility
-    (W + "string.sh", "ML101", (6, 56, 6, 59), "$TP", ["world size 8", "4×4×1 = 16"]),
-    (W + "array.sh", "ML101", (8, 34, 8, 35), "4", ["world size 16", "4×3×1 = 12"]),
-    (W + "sbatch_srun.slurm", "ML101", (9, 67, 9, 68), "8", ["world size 24", "8×2×1 = 16"]),
-    (W + "srun_per_gpu.sbatch", "ML101", (6, 58, 6, 59), "4", ["world size 12", "4×2×1 = 8"]),
-    (W + "heredoc.sh", "ML101", (9, 103, 9, 104), "8", ["world size 8", "8×1×2 = 16"]),
+    (W + "string.sh", "ML101", (6, 91, 6, 94), "$PP", ["world size 8", "4×4×1 = 16"]),
+    (W + "array.sh", "ML101", (9, 36, 9, 37), "3", ["world size 16", "4×3×1 = 12"]),
+    (W + "sbatch_srun.slurm", "ML101", (9, 100, 9, 101), "2", ["world size 24", "8×2×1 = 16"]),
+    (W + "srun_per_gpu.sbatch", "ML101", (6, 91, 6, 92), "2", ["world size 12", "4×2×1 = 8"]),
+    (W + "heredoc.sh", "ML101", (9, 129, 9, 130), "2", ["world size 8", "8×1×2 = 16"]),
     (W + "launcher_eval.sh", "ML101", (4, 89, 4, 91), "16", ["world size 8", "expert grid", "1×16×1 = 16"]),
-    (W + "defaults_arith.sh", "ML101", (7, 34, 7, 37), "$TP", ["world size 8", "4×3×1 = 12"]),
-    (W + "sourced/train.sh", "ML101", (3, 74, 3, 77), "$TP", ["world size 8", "2×3×1 = 6"]),
+    (W + "defaults_arith.sh", "ML101", (8, 36, 8, 39), "$PP", ["world size 8", "4×3×1 = 12"]),
+    (W + "sourced/train.sh", "ML101", (3, 109, 3, 112), "$PP", ["world size 8", "2×3×1 = 6"]),
     # fp8-requires-hopper
-    (F + "string.sh", "ML201", (4, 71, 4, 81), "$PRECISION", ["--fp8-format hybrid", "delayed", "8.9", "has 8.0"]),
+    (F + "string.sh", "ML201", (3, 32, 3, 38), "hybrid", ["--fp8-format hybrid", "delayed", "8.9", "has 8.0"]),
     (F + "array.sh", "ML201", (6, 18, 6, 22), "e4m3", ["tensorwise", "8.9", "NVIDIA A100 has 8.0"]),
     (F + "sbatch_srun.slurm", "ML201", (8, 57, 8, 61), "e4m3", ["mxfp8", "10.x", "NVIDIA H100 has 9.0"]),
     (F + "heredoc.sh", "ML201", (8, 85, 8, 91), "hybrid", ["8.9", "Tesla V100 has 7.0"]),
@@ -128,13 +128,13 @@ def test_world_size_labels_name_the_launch_quantities():
     labels = {(lab.span.start_line, lab.span.start_col): lab.text for lab in d.labels}
     assert labels[(8, 63)] == "8 processes per node"  # $GPUS_PER_NODE in the launcher string
     assert labels[(8, 87)] == "3 nodes"  # $SLURM_NNODES, known from `#SBATCH --nodes=3`
-    assert labels[(9, 100)] == "PP = 2"
+    assert labels[(9, 67)] == "TP = 8"  # PP = 2 breaks the division and is the place
     assert d.help.startswith("world sizes that fit this layout: 16 or 32 GPUs")
 
 
 def test_a_default_value_is_labelled_once():
     d = headline(lint_fixture(W + "defaults_arith.sh"))[0]
-    tp = [lab for lab in d.labels if lab.text.startswith("TP = 4")]
+    tp = [lab for lab in d.labels if lab.text.startswith("TP = 4 set here")]
     assert [(line.span.start_line, line.span.start_col, line.span.end_col) for line in tp] == [(4, 4, 12)]
 
 

@@ -102,7 +102,7 @@ def test_explain_prints_the_assumption(capsys: pytest.CaptureFixture[str]) -> No
 FRAGMENTS = [
     ("fragments/gpt_args_array.sh", "GPT_ARGS", [("ML501", "5:5")]),
     ("fragments/model_args_string.sh", "MODEL_ARGS", [("ML504", "2:25"), ("ML507", "2:43")]),
-    ("fragments/heads_and_tp.sh", "PARALLEL_ARGS", [("ML616", "1:70")]),
+    ("fragments/heads_and_tp.sh", "PARALLEL_ARGS", [("ML616", "1:38")]),
 ]
 
 
@@ -155,7 +155,7 @@ def test_explain_says_what_a_fragment_left_undecided(capsys: pytest.CaptureFixtu
         "fragment 1 at line 1: the arguments in PARALLEL_ARGS, with no launch: the checks that need one could not decide"
         in out
     )
-    assert "    ML616 heads-divisible-by-tensor-parallel\n      1:70: " in out
+    assert "    ML616 heads-divisible-by-tensor-parallel\n      1:38: " in out
     assert (
         "    ML101 world-size-divisibility\n      needs launch.world_size: the file sets arguments without launching "
         "them (a fragment): there is no launch" in out

@@ -24,6 +24,7 @@ from megalint.engine.rule import (
     FixSpec,
     ForEach,
     LabelSpec,
+    PlaceSpec,
     Rule,
     rule_url,
 )
@@ -149,21 +150,31 @@ class RuleBuilder:
             self.reads_only_finding(message)
         help_ = self.template(m, "help", names)
 
-        at_calls: list[Call | None] = []
+        at_specs: list[PlaceSpec | None] = []
         places = PLACES
         at_value = m.get("at")
         if isinstance(at_value, CommentedSeq):
             for i in range(len(at_value)):
-                at_calls.append(self.item_call(at_value, i, places, "place", "at", names))
+                item = at_value[i]
+                if isinstance(item, CommentedMap):
+                    call = self.value_call(item, "place", places, "place", "at.place", names)
+                    cond = self.expr(item, "when", names, "at.when") if "when" in item else None
+                    ok = call is not None and ("when" not in item or cond is not None)
+                    at_specs.append(PlaceSpec(call, cond) if ok and call is not None else None)
+                else:
+                    call = self.item_call(at_value, i, places, "place", "at", names)
+                    at_specs.append(PlaceSpec(call) if call is not None else None)
         elif at_value is not None:
-            at_calls.append(self.value_call(m, "at", places, "place", "at", names))
+            call = self.value_call(m, "at", places, "place", "at", names)
+            at_specs.append(PlaceSpec(call) if call is not None else None)
 
         labels = []
         for lab in m.get("labels", []):
             call = self.value_call(lab, "at", places, "place", "labels.at", names)
             text = self.template(lab, "text", names, "labels.text")
-            if call is not None and text is not None:
-                labels.append(LabelSpec(call, text))
+            cond = self.expr(lab, "when", names, "labels.when") if "when" in lab else None
+            if call is not None and text is not None and ("when" not in lab or cond is not None):
+                labels.append(LabelSpec(call, text, cond))
 
         fix = None
         if "fix" in m:
@@ -209,7 +220,7 @@ class RuleBuilder:
             when=when,
             for_each=for_each,
             message=message,
-            at=tuple(c for c in at_calls if c is not None),
+            at=tuple(c for c in at_specs if c is not None),
             labels=tuple(labels),
             help=help_,
             fix=fix,

@@ -177,6 +177,15 @@ class _Run:
             span = getattr(loc, name)(args[0])
         return [span] if span is not None else []
 
+    def holds(self, condition: Expr | None) -> bool:
+        """Whether a place's or label's `when` holds; one that cannot be decided does not."""
+        if condition is None:
+            return True
+        try:
+            return condition.run(self.env) is True
+        except (NeedInputs, EvalFailure):
+            return False
+
     def render(self, template: Template | None) -> str | None:
         return None if template is None else template.render(self.env)
 
@@ -204,8 +213,8 @@ class _Run:
     def diagnostic(self, item: Any) -> Diagnostic:
         rule = self.rule
         span = None
-        for call in rule.at:
-            found = self.places(call, item)
+        for place in rule.at:
+            found = self.places(place.at, item) if self.holds(place.when) else []
             if found:
                 span = found[0]
                 break
@@ -213,7 +222,7 @@ class _Run:
             span = self.locator.launch()
         labels: list[Label] = []
         for spec in rule.labels:
-            spans = self.places(spec.at, item)
+            spans = self.places(spec.at, item) if self.holds(spec.when) else []
             if not spans:
                 continue
             text = spec.text.render(self.env)

@@ -70,9 +70,22 @@ class ForEach:
 
 
 @dataclass(frozen=True)
+class PlaceSpec:
+    """One place of `at`, with the condition under which it is the place (`when`): a rule about
+    several quantities points at the one that breaks the check, a choice the rule states."""
+
+    at: Call
+    when: Expr | None = None
+
+    def __str__(self) -> str:
+        return str(self.at)
+
+
+@dataclass(frozen=True)
 class LabelSpec:
     at: Call
     text: Template
+    when: Expr | None = None
 
 
 @dataclass(frozen=True)
@@ -177,7 +190,7 @@ class Rule(RuleInfo):
     when: Expr | None  # None: megalint emits the rule itself
     for_each: ForEach | None
     message: Template
-    at: tuple[Call, ...]
+    at: tuple[PlaceSpec, ...]
     labels: tuple[LabelSpec, ...]
     help: Template | None
     fix: FixSpec | None
@@ -206,6 +219,9 @@ class Rule(RuleInfo):
             yield self.for_each.source, ()
         if self.when is not None:
             yield self.when, bound
+        for cond in [p.when for p in self.at] + [lab.when for lab in self.labels]:
+            if cond is not None:
+                yield cond, bound
         templates = [self.message, self.help, *(lab.text for lab in self.labels)]
         if self.fix:
             templates.append(self.fix.message)

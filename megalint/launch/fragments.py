@@ -59,15 +59,17 @@ def _outermost(fragments: list[Launch], facts: ScriptFacts) -> list[Launch]:
 
 
 def _expanded(fragment: Launch, facts: ScriptFacts) -> set[str]:
-    """The variables whose expansion (`$X`, `${X…}`) one of the fragment's words is shown at."""
+    """The variables whose expansion (`$X`, `${X…}`) one of the fragment's words is shown at or
+    went through."""
     out: set[str] = set()
     for w in fragment.argv:
         for seg in w.segments:
-            src = facts.sources.get(seg.site.path) if seg.site is not None else None
-            if src is not None and seg.site is not None:
-                m = _EXPANSION.match(src.text[seg.site.start : seg.site.end])
-                if m:
-                    out.add(m.group(1))
+            for sp in (seg.site, *seg.via):
+                src = facts.sources.get(sp.path) if sp is not None else None
+                if src is not None and sp is not None:
+                    m = _EXPANSION.match(src.text[sp.start : sp.end])
+                    if m:
+                        out.add(m.group(1))
     return out
 
 

@@ -13,9 +13,10 @@ A `Word` with `splat` set stands for any number of unknown words (`"$@"` of the 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from megalint.source import Span
+from megalint.source import SourceFile, Span
 
 # Never changed once made (see Span for why these are not `frozen`).
 
@@ -133,3 +134,23 @@ class Word:
 
 def literal_word(text: str, span: Span | None) -> Word:
     return Word((Segment(text, span),))
+
+
+def written_at(
+    seg: Segment, text: str, sources: Mapping[str, SourceFile], depth: int | None = None
+) -> tuple[Span, tuple[Span, ...], tuple[Span, ...]] | None:
+    """Where the segment's characters (its text `text`) were written as they are: its site, or
+    the nearest place of its origin when the segment was shown at an expansion (`"$CMD --tp 3"`
+    read again through `$CMD`), so that a part cut from it can be pointed at exactly; `depth`
+    places of the origin at most. With it, where the text came from before that place, and the
+    expansions it was shown at on the way (oldest first). None when no place holds the text."""
+    chain = (seg.site, *seg.origin)
+    if depth is not None:
+        chain = chain[: depth + 1]
+    for k, sp in enumerate(chain):
+        if sp is None or sp.end - sp.start != len(text):
+            continue
+        src = sources.get(sp.path)
+        if src is not None and src.text[sp.start : sp.end] == text:
+            return sp, seg.origin[k:], tuple(p for p in reversed(chain[:k]) if p is not None)
+    return None

@@ -88,7 +88,7 @@ def test_explain_multi(megalint):
     # Other rules may fire on this fixture too (it has no CUDA_DEVICE_MAX_CONNECTIONS, for one).
     fired = re.split(r"fired \(\d+\):", out)[1].split("passed")[0]
     assert "ML101 world-size-divisibility" in fired and "ML201 fp8-requires-hopper" in fired
-    assert "14:45: world size 16 is not divisible" in fired
+    assert "14:78: world size 16 is not divisible" in fired
     assert "ML202 overlap-param-gather-on-volta" in re.split(r"passed \(\d+\):", out)[1]
     script = out.split("script (shell rules)")[1]
     assert "ML011 flag-run-as-command" in script and "ML014 unfilled-placeholder" in script

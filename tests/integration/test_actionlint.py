@@ -267,7 +267,7 @@ def test_action_annotates_summarises_writes_sarif_and_fails(installed_action, wo
     assert res.returncode == 1, res.stdout + res.stderr
     assert r.outputs["lint"] == {"exit-code": "1", "sarif-file": "megalint.sarif"}
     assert re.search(
-        r"^::error file=scripts/train_bad\.sh,line=26,col=34,endLine=26,endColumn=37,"
+        r"^::error file=scripts/train_bad\.sh,line=27,col=36,endLine=27,endColumn=39,"
         r"title=megalint ML101 \(world-size-divisibility\)::world size 32",
         res.stdout,
         re.M,
@@ -276,7 +276,7 @@ def test_action_annotates_summarises_writes_sarif_and_fails(installed_action, wo
     assert "train ok.sh" not in res.stdout
     summary = r.summary.read_text()
     assert summary.startswith("## megalint\n")
-    assert "scripts/train_bad.sh:26:34: ML101 world size 32" in summary and "ML011" in summary
+    assert "scripts/train_bad.sh:27:36: ML101 world size 32" in summary and "ML011" in summary
     log = json.loads(sarif.read_text())
     assert log["version"] == "2.1.0"
     results = log["runs"][0]["results"]

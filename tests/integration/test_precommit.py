@@ -58,7 +58,7 @@ def test_try_repo_fails_on_a_faulty_script(snapshot, wheelhouse, project, tmp_pa
     out = res.stdout + res.stderr
     assert res.returncode == 1, out
     assert "megalint" in out and "Failed" in out
-    assert "scripts/train_bad.sh:26:34: error ML101 [world-size-divisibility] world size 32" in out, out
+    assert "scripts/train_bad.sh:27:36: error ML101 [world-size-divisibility] world size 32" in out, out
     assert "ML011" in out
 
 

@@ -97,7 +97,7 @@ def test_installed_command_lints_with_packaged_rules_and_data(installed, tmp_pat
     assert res.returncode == 1, res.stderr
     # ML101 needs the flag catalogue (binding --tensor-model-parallel-size), ML201 the GPU table
     # (A100 is compute capability 8.0), and both come from the packaged rules.
-    assert re.search(r"gpt_13b_multinode\.sbatch:26:34: ML101 world size 32 is not divisible", res.stdout), res.stdout
+    assert re.search(r"gpt_13b_multinode\.sbatch:27:36: ML101 world size 32 is not divisible", res.stdout), res.stdout
     assert re.search(r"fp8_on_a100\.sh:10:37: ML201 .*A100 80GB has 8\.0", res.stdout), res.stdout
     assert "gpt_1b_single_node.sh" not in res.stdout
 

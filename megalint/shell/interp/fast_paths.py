@@ -32,7 +32,7 @@ from megalint.shell.interp.state import (
 )
 from megalint.shell.interp.syntax import NOT_PLAIN, effective_start, is_whole_expansion
 from megalint.shell.parse import ParsedScript
-from megalint.shell.values import Segment, Word
+from megalint.shell.values import Segment, Word, written_at
 from megalint.source import SourceFile, Span
 
 if TYPE_CHECKING:
@@ -113,31 +113,35 @@ def scalar_word(ev: Evaluator, node: Node, st: State, frame: Frame) -> list[Word
         # One word: shown where the expansion is written, tracing back to the value.
         out = []
         for seg, text, a, b in fields[0]:
-            site = splitting.sub_site(ev, seg, text, a, b)
-            origin = ((site,) if site is not None and site != span else ()) + seg.origin
-            out.append(Segment(text[a:b], span, origin, seg.unknown, seg.via, seg.assumed))
+            site, before, via = splitting.sub_place(ev, seg, text, a, b)
+            origin = ((site,) if site is not None and site != span else ()) + before
+            out.append(Segment(text[a:b], span, origin, seg.unknown, via, seg.assumed))
         return [Word(tuple(out))]
     # Several: each stays where its text is written, through this expansion.
     words = []
-    # id(segment) -> (span maker of its file when its text is there as it is, its start, its via)
-    placed: dict[int, tuple[Callable[[int, int], Span] | None, int, tuple[Span, ...]]] = {}
+    # id(segment) -> (span maker of the file its text is written in as it is, its start there,
+    # where it came from before that place, its via whole, its via cut)
+    placed: dict[
+        int, tuple[Callable[[int, int], Span] | None, int, tuple[Span, ...], tuple[Span, ...], tuple[Span, ...]]
+    ] = {}
     for f in fields:
         out = []
         for seg, text, a, b in f:
             got = placed.get(id(seg))
             if got is None:
-                src = splitting.in_place(ev, seg, text)
-                got = placed[id(seg)] = (
-                    src.span if src is not None else None,
-                    seg.site.start if src is not None and seg.site is not None else 0,
-                    seg.via if span in seg.via else seg.via + (span,),
-                )
-            at, base, via = got
+                found = written_at(seg, text, ev.sources)
+                via = seg.via if span in seg.via else seg.via + (span,)
+                if found is None:
+                    got = placed[id(seg)] = (None, 0, seg.origin, via, via)
+                else:
+                    place, before, passed = found
+                    cut_via = seg.via + tuple(p for p in (*passed, span) if p not in seg.via)
+                    got = placed[id(seg)] = (ev.sources[place.path].span, place.start, before, via, cut_via)
+            at, base, before, via, cut_via = got
             if at is None or (a == 0 and b == len(text)):
-                site = seg.site
+                out.append(Segment(text[a:b], seg.site, seg.origin, seg.unknown, via, seg.assumed))
             else:
-                site = at(base + a, base + b)
-            out.append(Segment(text[a:b], site, seg.origin, seg.unknown, via, seg.assumed))
+                out.append(Segment(text[a:b], at(base + a, base + b), before, seg.unknown, cut_via, seg.assumed))
         words.append(Word(tuple(out)))
     return words
 

@@ -14,9 +14,10 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from megalint.shell.interp.splitting import IFS
 from megalint.shell.interp.state import UNKNOWN_PREFIX, Frame
 from megalint.shell.parse import ParsedScript, parse_padded, parse_text
-from megalint.shell.values import Segment, Unknown, Word
+from megalint.shell.values import Segment, Unknown, Word, written_at
 from megalint.source import SourceFile, Span
 
 if TYPE_CHECKING:
@@ -37,18 +38,17 @@ class MappedSource(SourceFile):
         pos = 0
         for seg in segs:
             n = len(seg.text or "")
-            # A value expanded inside the string was re-sited to its `$X`; where its characters
-            # were written is the first link of its origin.
-            site, exact, rest = (seg.origin[0] if seg.origin else seg.site), False, seg.origin[1:]
-            for k, cand in enumerate((seg.site,) + tuple(seg.origin[:1])):
-                if (
-                    cand is not None
-                    and cand.end - cand.start == n
-                    and cand.path in sources
-                    and sources[cand.path].text[cand.start : cand.end] == seg.text
-                ):
-                    site, exact, rest = cand, True, seg.origin[k:] if k else seg.origin
-                    break
+            # A value expanded inside the string was re-sited to its `$X`. A run of several
+            # words (`"$CMD --tp 3"` read again through `$CMD`) is placed where its characters
+            # were typed, however many expansions it went through, so each word read from it
+            # points at its own text; one word (`$GPUS_PER_NODE`) stays at the `$X` that gave it.
+            text = seg.text or ""
+            found = written_at(seg, text, sources, None if IFS.search(text) else 1)
+            site: Span | None
+            if found is not None:
+                site, exact, rest = found[0], True, found[1]
+            else:
+                site, exact, rest = (seg.origin[0] if seg.origin else seg.site), False, seg.origin[1:]
             self._pieces.append((pos, pos + n, site, exact, tuple(rest)))
             pos += n
         self._sources = sources

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 
 from megalint.shell.interp.pieces import Expansion, FieldBreak, Piece, SegmentPiece, Splat
 from megalint.shell.interp.state import MAX_FIELDS, Frame, Node, oversized, too_long
-from megalint.shell.values import Segment, Unknown, Word
-from megalint.source import SourceFile, Span
+from megalint.shell.values import Segment, Unknown, Word, written_at
+from megalint.source import Span
 
 if TYPE_CHECKING:
     from megalint.shell.interp.core import Evaluator
@@ -138,24 +138,22 @@ def _segment_parts(ev: Evaluator, seg: Segment, text: str) -> list[Segment | Non
 def _sub_segment(ev: Evaluator, seg: Segment, text: str, a: int, b: int) -> Segment:
     if a == 0 and b == len(text):
         return seg
-    return Segment(text[a:b], sub_site(ev, seg, text, a, b), seg.origin, seg.unknown, seg.via, seg.assumed)
+    site, before, via = sub_place(ev, seg, text, a, b)
+    return Segment(text[a:b], site, before, seg.unknown, via, seg.assumed)
 
 
-def sub_site(ev: Evaluator, seg: Segment, text: str, a: int, b: int) -> Span | None:
-    """Where text[a:b] of a segment (its text `text`) is written: exact when the segment's text
-    is there as it is, else the segment's own site."""
-    site = seg.site
+def sub_place(
+    ev: Evaluator, seg: Segment, text: str, a: int, b: int
+) -> tuple[Span | None, tuple[Span, ...], tuple[Span, ...]]:
+    """Where text[a:b] of a segment (its text `text`) is written, where it came from before, and
+    the expansions it went through (the segment's `via`). Exact when the segment's text is written
+    as it is at its site or at a place of its origin: a string read again through `$CMD` is cut
+    where its characters were typed, and `$CMD` joins its `via`. Else the segment's own places."""
     if a == 0 and b == len(text):
-        return site
-    src = in_place(ev, seg, text)
-    return site if src is None or site is None else src.span(site.start + a, site.start + b)
-
-
-def in_place(ev: Evaluator, seg: Segment, text: str) -> SourceFile | None:
-    """The source file whose text at the segment's site is the segment's text `text`, or None."""
-    site = seg.site
-    if site is not None and site.end - site.start == len(text) and site.path in ev.sources:
-        src = ev.sources[site.path]
-        if src.text[site.start : site.end] == text:
-            return src
-    return None
+        return seg.site, seg.origin, seg.via
+    found = written_at(seg, text, ev.sources)
+    if found is None:
+        return seg.site, seg.origin, seg.via
+    place, before, passed = found
+    via = seg.via + tuple(p for p in passed if p not in seg.via)
+    return ev.sources[place.path].span(place.start + a, place.start + b), before, via
