@@ -85,6 +85,18 @@ def test_a_loaded_module_is_assumed_to_set_no_tuning_variable():
     assert ml745[2].endswith(f"({module})")
 
 
+def test_a_missing_nccl_timeout_under_a_module_rests_on_it():
+    (ml301,) = _found("module_load_two_nodes.sh", "ML301")
+    path = os.path.join(FIXTURES, "assumed-defaults", "module_load_two_nodes.sh")
+    assert ml301[:2] == ("3:19", "info")
+    assert ml301[3] == (f"assuming `module load` at {path}:2 sets no NCCL/CUDA tuning variables",)
+
+
+def test_a_variable_the_script_sets_itself_does_not_rest_on_the_module():
+    (ml746,) = _found("module_load_nvte.sh", "ML746")
+    assert ml746[:2] == ("3:24", "error") and ml746[3] == ()
+
+
 def test_a_module_of_the_communication_stack_stays_opaque():
     result = _lint("module_load_nccl.sh")
     assert not [d for d in result.diagnostics if d.code == "ML745"]
