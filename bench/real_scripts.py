@@ -13,7 +13,8 @@ and the report says so. Nothing is ever written into a checkout.
 Per repository: the files read (selection rule in bench/realbench/files.py), the launches found,
 the files checked as fragments (Megatron flags, no launch), the files writing Megatron flags of
 which no launch or fragment holds any, how many parallel/batch flags written were resolved to a
-value, and the errors and warnings per rule, as `megalint --isolated` reports them.
+value, the errors and warnings per rule, as `megalint --isolated` reports them, and those of them
+that rest on an assumption (a default of an input, what a loaded module sets).
 """
 
 from __future__ import annotations
@@ -48,7 +49,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes")
     ap.add_argument("--no-memory", action="store_true", help="skip the memory model, as megalint --no-memory")
     ap.add_argument("--show", type=int, default=0, metavar="N", help="print N example locations per category")
-    ap.add_argument("--json", default=None, metavar="FILE", help="write every error finding to FILE")
+    ap.add_argument(
+        "--json",
+        default=None,
+        metavar="FILE",
+        help="write every error finding, and every warning resting on an assumption, to FILE",
+    )
     args = ap.parse_args(argv)
     if args.jobs < 1 or args.show < 0:
         ap.error("--jobs must be at least 1 and --show at least 0")

@@ -91,6 +91,9 @@ class Diagnostic:
     # Shown when the finding holds only on some paths through undecided branches.
     condition: str | None = None
     extra: dict[str, object] = field(default_factory=dict)
+    # The assumptions it rests on (a default of an input, what a loaded module sets): reported
+    # one severity lower, and said in the message.
+    assumed: tuple[str, ...] = ()
 
     @property
     def path(self) -> str:

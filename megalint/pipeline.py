@@ -8,14 +8,16 @@ way on the command line.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import cache
 from typing import Any
 
 from megalint.diagnostics import Diagnostic
 from megalint.engine import Evaluation, RuleSet, Target, evaluate
+from megalint.engine.assumptions import Vary
 from megalint.engine.rule import LAUNCH, SCRIPT
 from megalint.hardware.detect import GpuChoice, choose_gpu
 from megalint.hardware.profiles import Detection, GpuProfile
-from megalint.launch.environment import environment_opaque
+from megalint.launch.environment import environment_assumption, environment_opaque
 from megalint.launch.extract import extract_launches
 from megalint.launch.fragments import MIN_FLAGS, NO_LAUNCH, READ_AS, find_fragments
 from megalint.launch.model import Launch, Quantity
@@ -28,6 +30,7 @@ from megalint.megatron.forks import world_size_rewritten
 from megalint.megatron.launch_parser import bind_launch, parser_for_launch
 from megalint.megatron.tool_parser import bind_tool, tool_parser
 from megalint.memory.launch_view import launch_memory
+from megalint.rulecontext.assumptions import with_quantity
 from megalint.rulecontext.fragment import fragment_context
 from megalint.rulecontext.launch import build_context
 from megalint.rulecontext.locator import LaunchLocator
@@ -70,6 +73,8 @@ class LaunchResult:
     left_to_launch: list[tuple[str, str]] = field(default_factory=list)
     # Of a program with a parser of its own (launch/tools.py): how messages name that parser.
     tool: str | None = None
+    # The context for another node or process count (engine/assumptions.py)
+    vary: Vary | None = None
 
 
 @dataclass
@@ -127,6 +132,7 @@ def lint_facts(facts: ScriptFacts, launches: list[Launch], settings: Settings) -
     gpu = choose_gpu(facts, settings.gpu)
     profile, detection, gpu_reason = gpu.profile, gpu.detection, gpu.unknown
     env_opaque = environment_opaque(facts)
+    env_assumed = environment_assumption(facts)
     targets: list[Target] = []
     fork_targets: dict[str, list[Target]] = {}
     results: list[LaunchResult] = []
@@ -171,15 +177,28 @@ def lint_facts(facts: ScriptFacts, launches: list[Launch], settings: Settings) -
             env_opaque=env_opaque,
             fork=fork.reason if fork is not None else None,
             parser=fork.parser_name if fork is not None else None,
+            env_assumed=env_assumed,
         )
         locator = LaunchLocator(launch, bound, facts, detection, facts.findings)
         cond = " and ".join(launch.condition) if launch.condition else None
-        target = Target(ctx, locator, cond)
+        vary = _varier(
+            launch,
+            bound,
+            launch_version,
+            profile,
+            gpu_reason,
+            facts,
+            env_opaque,
+            env_assumed,
+            fork.reason if fork is not None else None,
+            fork.parser_name if fork is not None else None,
+        )
+        target = Target(ctx, locator, cond, vary)
         if fork is None or fork.validates_as_upstream:
             targets.append(target)
         else:
             fork_targets.setdefault(fork.name, []).append(target)
-        results.append(LaunchResult(launch, bound, ctx, detection, profile))
+        results.append(LaunchResult(launch, bound, ctx, detection, profile, vary=vary))
     # A flag value reading a variable nothing sets is a shell finding only a bound launch shows.
     facts.findings = facts.findings + unset_variable_findings(facts, [r.bound for r in results])
     held = {str(w.span) for tr in tool_results for w in tr.launch.argv if w.span is not None}
@@ -231,6 +250,45 @@ def _tools(
         results.append(LaunchResult(command, bound, ctx, None, None, tool=parser.name))
     order = {id(la): i for i, la in enumerate(launches)}
     return results, targets, sorted(kept, key=lambda la: order[id(la)])
+
+
+def _varier(
+    launch: Launch,
+    bound: BoundArgs,
+    version: str,
+    profile: GpuProfile | None,
+    gpu_reason: str | None,
+    facts: ScriptFacts,
+    env_opaque: str | None,
+    env_assumed: str | None,
+    fork: str | None,
+    parser: str | None,
+) -> Vary:
+    """The context of a launch for another node count or process count, for a finding that rests
+    on the default it takes one from (engine/assumptions.py); computed only when asked."""
+
+    @cache
+    def vary(key: str, value: int) -> dict[str, Any] | None:
+        other = with_quantity(launch, key, value)
+        if other is None:
+            return None
+        return build_context(
+            other,
+            bound,
+            derive(bound, other.world_size.value, version),
+            version,
+            profile,
+            gpu_reason,
+            facts.findings,
+            None,
+            "not estimated for another node count",
+            env_opaque=env_opaque,
+            fork=fork,
+            parser=parser,
+            env_assumed=env_assumed,
+        )
+
+    return vary
 
 
 def _fragments(

@@ -75,8 +75,8 @@ ASSUMED = [
     (
         "per-model/by_model_name.sh",
         [
-            ("the default in `${CONFIG_DIR:-configs}` (the environment may set CONFIG_DIR)", "4:8"),
-            ("the default in `${MODEL:-llama}` (the environment may set MODEL)", "4:31"),
+            ("the default CONFIG_DIR=configs; the environment may set it", "4:8"),
+            ("the default MODEL=llama; the environment may set it", "4:31"),
             (ASSUME_RELATIVE, "4:8"),
         ],
     ),

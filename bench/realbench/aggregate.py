@@ -38,6 +38,7 @@ class Figures:
     errors: Counter[Rule] = field(default_factory=Counter)
     warnings: Counter[Rule] = field(default_factory=Counter)
     findings: list[Finding] = field(default_factory=list)  # errors and warnings
+    assumed: list[Finding] = field(default_factory=list)  # the errors and warnings resting on an assumption
     problems: list[tuple[str, str]] = field(default_factory=list)  # (file, why it was not checked)
     notes: list[str] = field(default_factory=list)  # e.g. the checkout is not at the recorded commit
 
@@ -60,6 +61,7 @@ class Figures:
         self.errors.update(other.errors)
         self.warnings.update(other.warnings)
         self.findings += other.findings
+        self.assumed += other.assumed
         self.problems += other.problems
         self.notes += other.notes
 
@@ -103,7 +105,14 @@ def aggregate(name: str, records: Iterable[FileRecord], left_out: Iterable[str] 
             else:
                 continue
             fig.findings.append(f)
+            if f.assumed:
+                fig.assumed.append(f)
     return fig
+
+
+def assumption_kind(text: str) -> str:
+    """`a default` (`${NNODES:-2}`) or `a loaded module` (`module load`)."""
+    return "a loaded module" if text.startswith("assuming") else "a default"
 
 
 def kind_of(reason: str) -> str:

@@ -26,6 +26,7 @@ class Finding:
     name: str
     severity: str
     message: str
+    assumed: tuple[str, ...] = ()  # the assumptions it rests on (a default of an input, a loaded module)
 
 
 @dataclass
@@ -77,6 +78,7 @@ def finding(d: Diagnostic) -> Finding:
         d.name,
         d.severity.value,
         d.message,
+        d.assumed,
     )
 
 

@@ -6,7 +6,7 @@ import json
 import os
 from collections import Counter
 
-from bench.realbench.aggregate import Figures, Rule, kind_of, share
+from bench.realbench.aggregate import Figures, Rule, assumption_kind, kind_of, share
 
 
 def _rel(path: str, root: str) -> str:
@@ -50,6 +50,12 @@ def render(fig: Figures, root: str, show: int, title: str) -> str:
         lines += [f"        {_rel(p, root)}:{line} {flag} ({why[:80]})" for (p, line, flag), why in examples]
     lines += _rules("errors", fig.errors, fig, "error", root, show)
     lines += _rules("warnings", fig.warnings, fig, "warning", root, show)
+    kinds = Counter(k for f in fig.assumed for k in {assumption_kind(t) for t in f.assumed})
+    lines.append(
+        f"  errors and warnings resting on an assumption: {len(fig.assumed)}"
+        + (" (" + ", ".join(f"{kind}: {n}" for kind, n in sorted(kinds.items())) + ")" if kinds else "")
+    )
+    lines += [f"        {_rel(f.path, root)}:{f.line}:{f.column} {f.code} {f.severity}" for f in fig.assumed[:show]]
     lines.append(f"  not checked (unreadable, or megalint failed): {len(fig.problems)}")
     lines += [f"        {_rel(p, root)}: {why}" for p, why in fig.problems[: max(show, 5)]]
     return "\n".join(lines)
@@ -68,7 +74,9 @@ def total_line(fig: Figures, seconds: float, jobs: int) -> str:
 
 
 def errors_json(per_repo: list[Figures], root: str) -> str:
-    """Every error finding, one object each, for a reviewer to read against the script."""
+    """Every error finding, and every warning that rests on an assumption (an error the script
+    would fix is reported one severity lower), one object each, for a reviewer to read against
+    the script; `assumed` lists the assumptions a finding rests on."""
     rows = [
         {
             "repository": fig.name,
@@ -77,10 +85,12 @@ def errors_json(per_repo: list[Figures], root: str) -> str:
             "column": f.column,
             "code": f.code,
             "name": f.name,
+            "severity": f.severity,
             "message": f.message,
+            "assumed": list(f.assumed),
         }
         for fig in per_repo
         for f in fig.findings
-        if f.severity == "error"
+        if f.severity == "error" or f.assumed
     ]
     return json.dumps(rows, indent=1, ensure_ascii=False) + "\n"

@@ -118,6 +118,8 @@ def _groups(groups: dict[str, list[RuleJson]]) -> list[str]:
             for f in e.get("findings", []):
                 tag = " (suppressed)" if f["suppressed"] else ""
                 out.append(f"      {f['line']}:{f['column']}: {f['message']}{tag}")
+                for a in f["assumed"]:
+                    out.append(f"        rests on: {a}")
             for m in e.get("missing", []):
                 why = f": {m['reason']}" if m["reason"] else ""
                 out.append(f"      needs {m['input']}{why}")

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from megalint.diagnostics import Diagnostic, Edit, Fix, Label
+from megalint.engine.assumptions import Assumptions, Resting, Vary, lower, phrase
 from megalint.engine.context import has_path, unknown_reason
 from megalint.engine.expressions import Env, EvalFailure, Expr, NeedInputs, Needs
 from megalint.engine.forms import Call
@@ -69,6 +70,8 @@ class Target:
     context: Mapping[str, Any]
     locator: Locator
     condition: str | None = None  # the undecided branches taken to reach this launch
+    # The context with a launch quantity taken from a default set to another value (assumptions.py)
+    vary: Vary | None = None
 
 
 @dataclass
@@ -119,7 +122,7 @@ class _Run:
             return
         absent = [p for p in rule.requires if not has_path(ctx, p)]
         if absent:
-            self.undecided(absent)
+            self.decide_without(absent)
             return
         if rule.for_each is None:
             self.decide(None)
@@ -145,6 +148,19 @@ class _Run:
         if not items:
             self.outcome(PASSED)
 
+    def decide_without(self, absent: list[str]) -> None:
+        """A rule missing an input it requires is undecided, unless its condition is false without
+        it (`unknown && false`): the input could not make it fire, so the rule passes."""
+        if self.rule.for_each is None:
+            try:
+                verdict = self.when.run(self.env)
+            except (NeedInputs, EvalFailure):
+                verdict = None
+            if verdict is False:
+                self.outcome(PASSED)
+                return
+        self.undecided(absent)
+
     def decide(self, item: Any) -> None:
         try:
             verdict = self.when.run(self.env)
@@ -160,8 +176,17 @@ class _Run:
         if not verdict:
             self.outcome(PASSED)
             return
+        bound = (self.rule.for_each.var, item) if self.rule.for_each is not None else None
+        assumptions = Assumptions(self.target.context, self.env.needs, self.when, self.rule.requires, self.target.vary)
+        resting = assumptions.resting(bound)
+        if resting.fallback is not None:
+            self.outcome(UNDECIDED)
+            self.out.undecided.append(
+                Undecided(self.rule, (Missing("launch.nnodes", resting.fallback),), self.target.condition)
+            )
+            return
         self.outcome(FIRED)
-        self.out.diagnostics.append(self.diagnostic(item))
+        self.out.diagnostics.append(self.diagnostic(item, resting))
 
     # -- places and edits -----------------------------------------------------------------
 
@@ -210,7 +235,7 @@ class _Run:
             return None
         return Fix(spec.message.render(self.env), spec.applicability, tuple(edits))
 
-    def diagnostic(self, item: Any) -> Diagnostic:
+    def diagnostic(self, item: Any, resting: Resting) -> Diagnostic:
         rule = self.rule
         span = None
         for place in rule.at:
@@ -229,17 +254,21 @@ class _Run:
             for s in spans:
                 if s != span and all(lab.span != s for lab in labels):
                     labels.append(Label(s, text))
+        message = rule.message.render(self.env)
+        if resting.texts:
+            message = f"{message} ({phrase(resting)})"
         return Diagnostic(
             code=rule.code,
             name=rule.name,
-            severity=rule.severity,
-            message=rule.message.render(self.env),
+            severity=lower(rule.severity) if resting.texts else rule.severity,
+            message=message,
             span=span,
             labels=tuple(labels),
             help=self.render(rule.help),
             fix=self.fix(item),
             url=rule.url,
             condition=self.target.condition,
+            assumed=resting.texts,
         )
 
 

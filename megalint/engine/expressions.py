@@ -395,6 +395,7 @@ class Env:
 
     def __init__(self, ctx: Mapping[str, Any], needs: Needs | None = None):
         self.ctx = ctx
+        self.needs = needs
         selected = needs.select(ctx) if needs is not None else {k: v for k, v in ctx.items() if k in ROOTS}
         try:
             self.cel = cel.Context(selected)

@@ -23,7 +23,7 @@ from megalint.launch.model import Launch, Quantity, SchedulerHeader, entry_name
 from megalint.launch.working_directory import through_working_directory
 from megalint.shell.facts import CommandRecord, ScriptFacts
 from megalint.shell.headers import gpus_per_node, header_value, node_count
-from megalint.shell.values import Unknown, Word
+from megalint.shell.values import Unknown, Word, default_name
 from megalint.source import Span
 
 ENTRY_RE = re.compile(
@@ -146,9 +146,12 @@ def _value_part(word: Word, start: int) -> Word:
     return Word(tuple(out))
 
 
-def _int_quantity(
-    word: Word | None, how: str, default: int | None = None, *, node_count_like: bool = False
-) -> Quantity:
+# Counts processes under torchrun and nodes on some platforms (PAI-DLC): as the default of a node
+# count, which the platform means is not known.
+_AMBIGUOUS_COUNTS = frozenset({"WORLD_SIZE"})
+
+
+def _int_quantity(word: Word | None, how: str, default: int | None = None, *, nodes: bool = False) -> Quantity:
     if word is None:
         if default is None:
             return Quantity(None, how, (), Unknown(f"{how} is not given"))
@@ -156,19 +159,20 @@ def _int_quantity(
     t = word.text
     if t is None:
         return Quantity(None, how, (word,), word.unknown)
-    if node_count_like and word.assumed:
-        return Quantity(
-            None,
-            how,
-            (word,),
-            Unknown(f"{how} is {t} only through {word.assumed}: a multi-node job's environment sets it", word.span),
+    # A default of an input (`--nnodes ${NNODES:-2}`) is the author's intent: used, and assumed.
+    ambiguous = [n for n in map(default_name, word.defaults_assumed) if n in _AMBIGUOUS_COUNTS]
+    if nodes and ambiguous:
+        reason = (
+            f"{how} is {t} only through the default of {ambiguous[0]}, which counts processes under torchrun "
+            "and nodes on some platforms: the job's environment sets it"
         )
+        return Quantity(None, how, (word,), Unknown(reason, word.span))
     m = re.fullmatch(r"\s*(\d+)\s*", t)
     if m:
-        return Quantity(int(m.group(1)), how, (word,))
+        return Quantity(int(m.group(1)), how, (word,), assumed=word.defaults_assumed)
     m = re.fullmatch(r"(\d+):(\d+)", t)
     if m and m.group(1) == m.group(2):
-        return Quantity(int(m.group(1)), how, (word,))
+        return Quantity(int(m.group(1)), how, (word,), assumed=word.defaults_assumed)
     return Quantity(None, how, (word,), Unknown(f"{how} is `{t}`, not a fixed number", word.span))
 
 
@@ -204,9 +208,13 @@ def _header_quantity(headers: list[SchedulerHeader], what: str) -> Quantity | No
 
 def _times(a: Quantity, b: Quantity, how: str) -> Quantity:
     if a.value is not None and b.value is not None:
-        return Quantity(a.value * b.value, how, a.words + b.words)
+        return Quantity(a.value * b.value, how, a.words + b.words, assumed=_union(a.assumed, b.assumed))
     unknown = a.unknown if a.value is None else b.unknown
     return Quantity(None, how, a.words + b.words, unknown or Unknown(f"{how} is not known"))
+
+
+def _union(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
+    return a + tuple(x for x in b if x not in a)
 
 
 def _strip_wrappers(words: list[Word], i: int) -> int:
@@ -307,7 +315,7 @@ def _torchrun(words: list[Word], i: int, found: _Found, head: list[Word]) -> boo
     if "--standalone" in opts:
         found.nnodes = Quantity(1, "torchrun --standalone")
     else:
-        found.nnodes = _int_quantity(opts.get("--nnodes"), "torchrun --nnodes", 1, node_count_like=True)
+        found.nnodes = _int_quantity(opts.get("--nnodes"), "torchrun --nnodes", 1, nodes=True)
     if "--no_python" in opts or "--no-python" in opts:
         pass
     if j < len(words):
@@ -369,7 +377,7 @@ def _deepspeed(words: list[Word], i: int, found: _Found) -> bool:
     )
     n = opts.get("--num_nodes", opts.get("--num-nodes"))
     if n is not None:
-        found.nnodes = _int_quantity(n, "deepspeed --num_nodes", node_count_like=True)
+        found.nnodes = _int_quantity(n, "deepspeed --num_nodes", nodes=True)
     elif "--hostfile" in opts or "-H" in opts:
         found.nnodes = Quantity(None, "deepspeed --hostfile", (), Unknown("the nodes are listed in a hostfile"))
     else:
@@ -440,7 +448,7 @@ def _srun_context(
     opts, j, _ = _options(wrapper, 1, SRUN_VALUE)
     nodes_w = opts.get("-N", opts.get("--nodes"))
     nodes = (
-        _int_quantity(nodes_w, "srun --nodes", node_count_like=True)
+        _int_quantity(nodes_w, "srun --nodes", nodes=True)
         if nodes_w is not None
         else (
             _header_quantity(headers, "nodes")
@@ -504,7 +512,7 @@ def find_launch(rec: CommandRecord, headers: list[SchedulerHeader]) -> Launch | 
             },
         )
         found.nproc = Quantity(None, "accelerate", (), Unknown("accelerate takes its process count from its config"))
-        found.nnodes = _int_quantity(opts.get("--num_machines"), "accelerate --num_machines", 1, node_count_like=True)
+        found.nnodes = _int_quantity(opts.get("--num_machines"), "accelerate --num_machines", 1, nodes=True)
         if j < len(words):
             found.entry, found.entry_index = words[j], j
     else:
@@ -575,7 +583,10 @@ def _world(
             # --nnodes is usually `$SLURM_NNODES`, so prefer it when known.
             nnodes = (
                 found.nnodes
-                if found.nnodes is not None and found.nnodes.known and "default" not in found.nnodes.how
+                if found.nnodes is not None
+                and found.nnodes.known
+                and "default" not in found.nnodes.how
+                and not (found.nnodes.assumed and nodes.known)
                 else nodes
             )
             nproc = found.nproc

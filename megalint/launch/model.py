@@ -16,6 +16,7 @@ class QuantityJson(TypedDict):
     how: str
     unknown: str | None  # why the value is not known
     at: list[str]  # where the words it was computed from are
+    assumed: list[str]  # the defaults of inputs it rests on
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,9 @@ class Quantity:
     how: str  # e.g. "torchrun --nproc-per-node", "#SBATCH --nodes", "default of torchrun"
     words: tuple[Word, ...] = ()
     unknown: Unknown | None = None
+    # The defaults of inputs the value rests on (`--nnodes ${NNODES:-2}`): the environment may
+    # set another value, so a finding that reads it says so and is reported one severity lower.
+    assumed: tuple[str, ...] = ()
 
     @property
     def known(self) -> bool:
@@ -44,6 +48,7 @@ class Quantity:
             "how": self.how,
             "unknown": None if self.unknown is None else self.unknown.reason,
             "at": [str(w.span) for w in self.words if w.span is not None],
+            "assumed": list(self.assumed),
         }
 
 

@@ -2,7 +2,8 @@
 
 Fields follow Ruff's JSON output where they mean the same thing: code, name, severity,
 message, filename, location{row,column}, end_location, fix{message, applicability,
-edits[{content, location, end_location}]}, url; megalint adds labels, help and condition.
+edits[{content, location, end_location}]}, url; megalint adds labels, help, condition and
+assumed (the assumptions a finding rests on).
 Rows and columns are 1-based, columns in code points, end exclusive.
 """
 
@@ -22,6 +23,7 @@ def to_object(d: Diagnostic, rules: Mapping[str, RuleInfo]) -> dict[str, Any]:
     obj = d.to_json()
     obj["url"] = doc_url(d, rules)
     obj["condition"] = d.condition
+    obj["assumed"] = list(d.assumed)
     return obj
 
 

@@ -26,8 +26,10 @@ GROUPS = ("fired", "undecided", "failed", "passed", "not-applicable")
 class FindingJson(TypedDict):
     line: int
     column: int
+    severity: str
     message: str
     suppressed: bool
+    assumed: list[str]  # the assumptions the finding rests on
 
 
 class MissingJson(TypedDict):
@@ -134,7 +136,14 @@ def verdicts(rules: RuleSet, ev: Evaluation, suppressed: set[int], not_run_passe
 
 def _finding(d: Diagnostic, suppressed: bool) -> FindingJson:
     s = d.span
-    return {"line": s.start_line, "column": s.start_col, "message": d.message, "suppressed": suppressed}
+    return {
+        "line": s.start_line,
+        "column": s.start_col,
+        "severity": d.severity.value,
+        "message": d.message,
+        "suppressed": suppressed,
+        "assumed": list(d.assumed),
+    }
 
 
 def explain_result(result: FileResult, rules: RuleSet, text: str) -> ExplainJson:
@@ -154,7 +163,7 @@ def explain_result(result: FileResult, rules: RuleSet, text: str) -> ExplainJson
         locator = LaunchLocator(lr.launch, lr.bound, result.facts, lr.detection, result.facts.findings)
         cond = " and ".join(lr.launch.condition) if lr.launch.condition else None
         decided = on_tools if lr.tool is not None else launch_rules
-        ev = evaluate(decided, [Target(lr.context, locator, cond)])
+        ev = evaluate(decided, [Target(lr.context, locator, cond, lr.vary)])
         launch = lr.launch
         ws = launch.world_size
         launches.append(

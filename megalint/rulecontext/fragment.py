@@ -10,6 +10,7 @@ from typing import Any
 
 from megalint.launch.fragments import NO_LAUNCH
 from megalint.megatron.bound import BoundArgs
+from megalint.rulecontext.assumptions import ASSUMED
 
 NOT_GIVEN = "not given in the fragment: the launch that runs it may give it"
 _OF_THE_LAUNCH = ("derived", "env", "env_set", "launch", "gpu", "memory", "given")
@@ -43,6 +44,9 @@ def fragment_context(ctx: dict[str, Any], bound: BoundArgs) -> tuple[dict[str, A
         unknown[f"args.{dest}"] = NOT_GIVEN
     for dest in [k for k in unknown if k.startswith("args.") and k[5:] not in given]:
         unknown[dest] = NOT_GIVEN
+    assumed = ctx.get(ASSUMED, {})
+    for key in [k for k in assumed if k.split(".", 1)[0] in _OF_THE_LAUNCH or k == "memory"]:
+        del assumed[key]
     for root in _OF_THE_LAUNCH:
         ctx.pop(root, None)
         for key in [k for k in unknown if k.startswith(root + ".")]:

@@ -16,6 +16,7 @@ from megalint.megatron.bound import BoundArgs
 from megalint.megatron.derived import Derived
 from megalint.megatron.plain import plain
 from megalint.memory.report import MemoryView
+from megalint.rulecontext.assumptions import ASSUMED, launch_assumptions
 from megalint.rulecontext.findings import shell_entries
 from megalint.rulecontext.problems import problem_entry
 from megalint.shell.facts import ShellFinding
@@ -72,9 +73,11 @@ def build_context(
     env_opaque: str | None = None,
     fork: str | None = None,
     parser: str | None = None,
+    env_assumed: str | None = None,
 ) -> dict[str, Any]:
     """The context of one launch. `env_opaque` says why the environment cannot be listed in
-    full; `fork` why the launch runs a Megatron fork, whose Megatron version is not known (its
+    full, `env_assumed` what lets it be in spite of the modules loaded (rulecontext/assumptions.py);
+    `fork` why the launch runs a Megatron fork, whose Megatron version is not known (its
     binding problems are the fork's parser's, unknown where `bound.problems_unknown` says why)."""
     unknown: dict[str, str] = {}
     ctx: dict[str, Any] = {
@@ -133,4 +136,5 @@ def build_context(
         unknown["args"] = "; ".join(sorted({p.reason for p in bound.passthrough}))
     if fork is not None:
         unknown["megatron"] = fork
+    ctx[ASSUMED] = launch_assumptions(launch, bound, derived, env_assumed if env_opaque is None else None)
     return ctx

@@ -111,6 +111,15 @@ class Word:
         return None
 
     @property
+    def defaults_assumed(self) -> tuple[str, ...]:
+        """The assumed defaults of inputs its text rests on (`${NNODES:-2}`), each once."""
+        out: list[str] = []
+        for seg in self.segments:
+            if is_default_assumption(seg.assumed) and seg.assumed not in out:
+                out.append(seg.assumed)  # type: ignore[arg-type]
+        return tuple(out)
+
+    @property
     def origins(self) -> tuple[Span, ...]:
         seen: list[Span] = []
         for seg in self.segments:
@@ -130,6 +139,30 @@ class Word:
 
     def __repr__(self) -> str:
         return f"Word({self.partial_text!r} @ {self.span})"
+
+
+# An assumed default reads "the default NNODES=2; the environment may set it": a finding that
+# rests on one says "with " + this text, and `megalint explain` lists it with its place.
+_DEFAULT_PREFIX = "the default "
+
+
+def default_assumption(name: str, value: str) -> str:
+    """What is assumed when `${NAME:-value}` (or `${NAME:=value}`) reads an input the script never sets."""
+    if name.isdigit():
+        return f"{_DEFAULT_PREFIX}${name}={value}; the caller may give it"
+    return f"{_DEFAULT_PREFIX}{name}={value}; the environment may set it"
+
+
+def is_default_assumption(text: str | None) -> bool:
+    """Whether an assumption is a default of an input (not, say, the working directory's)."""
+    return text is not None and text.startswith(_DEFAULT_PREFIX)
+
+
+def default_name(text: str) -> str | None:
+    """The input an assumed default is of (`NNODES`, `$1`), or None for another assumption."""
+    if not is_default_assumption(text):
+        return None
+    return text[len(_DEFAULT_PREFIX) :].split("=", 1)[0]
 
 
 def literal_word(text: str, span: Span | None) -> Word:

@@ -3,8 +3,11 @@ repository's figures from the records of its files."""
 
 from __future__ import annotations
 
+import json
 import os
 from collections import Counter
+
+from linting import packaged_rules
 
 from bench.realbench.aggregate import NOT_HELD, Figures, aggregate, kind_of
 from bench.realbench.count import NO_VALUE, FileRecord, Finding, record_of
@@ -142,7 +145,8 @@ def test_the_report_prints_each_category_with_examples_and_the_json_holds_every_
     assert total_line(fig, 1.25, 2).endswith("1 errors, 1 warnings, 0 not checked; 1.2 s with 2 job(s)")
     assert errors_json([fig], "/root") == (
         '[\n {\n  "repository": "acme/fork",\n  "file": "acme+fork/e.sh",\n  "line": 3,\n  "column": 7,\n'
-        '  "code": "ML501",\n  "name": "unknown-flag",\n  "message": "unknown flag --x"\n }\n]\n'
+        '  "code": "ML501",\n  "name": "unknown-flag",\n  "severity": "error",\n  "message": "unknown flag --x",\n'
+        '  "assumed": []\n }\n]\n'
     )
 
 
@@ -159,3 +163,50 @@ def test_flags_reached_through_a_command_string_count_where_they_are_written(tmp
     path = os.path.join(folder, "run.sh")
     assert {(path, 2, "--num-layers"), (path, 3, "--tensor-model-parallel-size")} <= rec.covered
     assert (path, 3, "--tensor-model-parallel-size") in rec.resolved
+
+
+def test_findings_resting_on_an_assumption_are_counted_listed_and_flagged_in_the_json():
+    default = "the default NNODES=2; the environment may set it"
+    module = "assuming `module load` at e.sh:2 sets no NCCL/CUDA tuning variables"
+    recs = [
+        record(
+            "/root/acme+fork/e.sh",
+            findings=[
+                Finding("/root/acme+fork/e.sh", 3, 7, "ML101", "world-size-divisibility", "warning", "w", (default,)),
+                Finding(
+                    "/root/acme+fork/e.sh", 4, 1, "ML745", "cuda-device-max-connections", "warning", "c", (module,)
+                ),
+                Finding("/root/acme+fork/e.sh", 5, 1, "ML301", "missing-nccl-ib-timeout", "info", "i", (default,)),
+                Finding("/root/acme+fork/e.sh", 6, 1, "ML511", "deprecated-flag", "warning", "old"),
+            ],
+        )
+    ]
+    fig = aggregate("acme/fork", recs)
+    assert [f.code for f in fig.assumed] == ["ML101", "ML745"]  # errors and warnings only
+    text = render(fig, "/root", 2, "acme/fork @ 0123456789ab")
+    assert (
+        "  errors and warnings resting on an assumption: 2 (a default: 1, a loaded module: 1)\n"
+        "        acme+fork/e.sh:3:7 ML101 warning\n"
+        "        acme+fork/e.sh:4:1 ML745 warning"
+    ) in text
+    rows = json.loads(errors_json([fig], "/root"))
+    assert [(r["code"], r["severity"], r["assumed"]) for r in rows] == [
+        ("ML101", "warning", [default]),
+        ("ML745", "warning", [module]),
+    ]
+
+
+def test_a_default_node_count_marks_its_findings_in_the_record(tmp_path):
+    folder = os.path.realpath(tmp_path)
+    text = (
+        "NNODES=${NNODES:-2}\n"
+        "torchrun --nnodes $NNODES --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 8 "
+        "--pipeline-model-parallel-size 4\n"
+    )
+    path = os.path.join(folder, "run.sh")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    result = lint_text(path, text, Settings(rules=packaged_rules(), root_dir=folder, with_memory=False))
+    rec = record_of(path, flag_sites(text, KNOWN), result, result.diagnostics, KNOWN)
+    (f,) = [f for f in rec.findings if f.code == "ML101"]
+    assert (f.severity, f.assumed) == ("warning", ("the default NNODES=2; the environment may set it",))

@@ -337,3 +337,51 @@ def test_rule_sets_pickle_for_worker_processes():
     assert [d.to_json() for d in evaluate(copy, [Target(heads_ctx(), loc)]).diagnostics] == [
         d.to_json() for d in original
     ]
+
+
+def _outcome(when: str, args: dict, requires: tuple[str, ...] = ()) -> set[str]:
+    fields: dict = {"when": when}
+    if requires:
+        fields["requires"] = list(requires)
+    ev = evaluate(make_rules(fields), [Target({"args": args}, TextLocator(SCRIPT))])
+    return ev.outcomes["ML900"]
+
+
+def test_a_condition_decided_by_one_side_is_decided_when_the_other_is_unknown():
+    assert _outcome("args.a > 1 || args.b > 1", {"b": 2}) == {FIRED}  # unknown || true
+    assert _outcome("args.a > 1 && args.b > 1", {"b": 0}) == {PASSED}  # unknown && false
+    assert _outcome("args.a > 1 && args.b > 1", {"b": 2}) == {UNDECIDED}
+    assert _outcome("args.a > 1 || args.b > 1", {"b": 0}) == {UNDECIDED}
+
+
+def test_a_rule_missing_a_required_input_passes_when_its_condition_is_false_without_it():
+    assert _outcome("args.b > 1 && args.a > 1", {"b": 0}, requires=("args.a",)) == {PASSED}
+    # It never fires without what it requires: the message may need it.
+    assert _outcome("args.b > 1 || args.a > 1", {"b": 2}, requires=("args.a",)) == {UNDECIDED}
+
+
+DEFAULT_B = "the default B=2; the environment may set it"
+
+
+def _assumed(when: str, args: dict, severity: str = "error"):
+    rules = make_rules({"when": when, "severity": severity, "message": "b is {args.b}"})
+    ctx = {"args": args, "assumed": {"args.b": (DEFAULT_B,)}}
+    return evaluate(rules, [Target(ctx, TextLocator(SCRIPT))]).diagnostics
+
+
+def test_a_finding_resting_on_a_default_says_so_one_severity_lower():
+    (d,) = _assumed("args.b > 1", {"b": 2})
+    assert (d.severity, d.message, d.assumed) == (
+        Severity.WARNING,
+        "b is 2 (with the default B=2; the environment may set it)",
+        (DEFAULT_B,),
+    )
+    (d,) = _assumed("args.b > 1", {"b": 2}, severity="warning")
+    assert d.severity == Severity.INFO
+    (d,) = _assumed("args.b > 1", {"b": 2}, severity="info")
+    assert d.severity == Severity.INFO
+
+
+def test_a_finding_another_side_decides_does_not_rest_on_the_default():
+    (d,) = _assumed("args.a > 1 || args.b > 1", {"a": 5, "b": 2})
+    assert (d.severity, d.message, d.assumed) == (Severity.ERROR, "b is 2", ())

@@ -32,7 +32,7 @@ from megalint.shell.interp.state import (
 )
 from megalint.shell.interp.syntax import NOT_PLAIN, effective_start, is_whole_expansion
 from megalint.shell.parse import ParsedScript
-from megalint.shell.values import Segment, Word, written_at
+from megalint.shell.values import Segment, Word, default_assumption, written_at
 from megalint.source import SourceFile, Span
 
 if TYPE_CHECKING:
@@ -320,7 +320,9 @@ def _default_segments(ev: Evaluator, node: Node, span: Span, st: State, frame: F
         # Not set here: empty if the script sets it elsewhere, else an input with a default.
         if not variables.is_internal(ev, inner, frame, span):
             ev.get(st, UNSOURCED)
-            assumed = f"the default in `{ps.text(node).strip()}` (the environment may set {inner})"
+            assumed = default_assumption(inner, op_raw.decode())
+        elif variables.sets_after(ev, inner, frame, span):
+            assumed = default_assumption(inner, op_raw.decode())
         use_default = True
     elif var.unknown is not None or var.array is not None:
         return None
@@ -329,7 +331,8 @@ def _default_segments(ev: Evaluator, node: Node, span: Span, st: State, frame: F
         use_default = op == ":-" and scalar_text(segs) == ""
     if use_default:
         if operand is None:
-            return ()
+            # An input with an empty default is a slot the environment fills (parameters.py).
+            return () if assumed is None else None
         a = ps.source.char_offset(operand.start_byte)
         return (Segment(op_raw.decode(), span, (ps.source.span(a, a + len(op_raw)),), None, (), assumed),)
     if oversized(segs):

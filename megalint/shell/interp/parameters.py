@@ -3,7 +3,8 @@
 `${X#p}`, `${X%p}`, `${X/a/b}`, `${X^^}`, `${X:off:len}`.
 
 A variable the script never sets is an input: `${X:-d}` then gives the default, marked as
-assumed (the environment may set X). Glob matching for the pattern operators is patterns.py.
+assumed ("the default X=d; the environment may set it"): rules use it, and a finding that rests
+on it says so. Glob matching for the pattern operators is patterns.py.
 """
 
 from __future__ import annotations
@@ -26,13 +27,14 @@ from megalint.shell.interp.state import (
     origins_of,
     scalar_text,
 )
-from megalint.shell.values import Segment, Unknown
+from megalint.shell.values import Segment, Unknown, default_assumption
 from megalint.source import Span
 
 if TYPE_CHECKING:
     from megalint.shell.interp.core import Evaluator
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+PLACEHOLDER = re.compile(r"<[A-Za-z_][^<>\n]*>")
 
 
 def simple_expansion(
@@ -380,8 +382,13 @@ def _default(
             )
         ]
     assumed = None
-    if not is_set and unknown is not None:
-        assumed = f"the default in `{frame.ps.text(node).strip()}` (the environment may set {name})"
+    if not is_set and (unknown is not None or (name and variables.sets_after(ev, name, frame, span))):
+        default = "".join(s.text or "…" for s in segments_of(operand_pieces))
+        if not default or PLACEHOLDER.fullmatch(default):
+            # `${CKPT:-}`, `${SAVE_DIR:-<path to checkpoints>}`: a slot the environment fills, not a value.
+            why = f"${name} is an input whose default is {'empty' if not default else f'the placeholder `{default}`'}"
+            return [SegmentPiece(Segment(None, span, (), Unknown(why, span)), False, eid)]
+        assumed = default_assumption(name, default)
     result: list[Piece] = []
     for p in operand_pieces:
         if isinstance(p, SegmentPiece) and assumed:
@@ -398,6 +405,10 @@ def _default(
         ev.impure = True
         st.vars[name] = Var(scalar=val, exported=bool(old and old.exported), site=span)
     return result
+
+
+def segments_of(pieces: list[Piece]) -> list[Segment]:
+    return [p.segment for p in pieces if isinstance(p, SegmentPiece)]
 
 
 def _operand_text(ev: Evaluator, nodes: list[Node], st: State, frame: Frame) -> str | None:

@@ -91,6 +91,17 @@ def is_internal(ev: Evaluator, name: str, frame: Frame, span: Span | None) -> bo
     return first is not None and span is not None and span.path == path and first < span.start
 
 
+def sets_after(ev: Evaluator, name: str, frame: Frame, span: Span | None) -> bool:
+    """Whether the file being read sets `name` only after `span`: `X=${X:-v}` in a sourced file
+    reads X as the file's own input, though the script (through that file) sets it."""
+    path = frame.ps.source.path
+    table = ev.first_assignments.get(path)
+    if table is None:
+        table = ev.first_assignments[path] = FirstAssignments(frame.ps)
+    first = table.get(name)
+    return first is not None and span is not None and span.path == path and first >= span.start
+
+
 class FirstAssignments:
     """name -> the character offset from which the script has set it (its first assignment's
     end, or the start of the first loop over it). Worked out per name on first ask: a script
