@@ -24,6 +24,7 @@ LAUNCHES = [
     ("idioms/strings_and_exports.sh", 0, "torchrun", 8, 1, 8),
     ("launchers/msrun_launch.sh", 0, "msrun", 8, 2, 16),
     ("launchers/msrun_launch.sh", 1, "msrun", 8, 1, 8),  # --local_worker_num defaults to 8
+    ("launchers/msrun_launch.sh", 2, "msrun", None, None, None),
 ]
 
 

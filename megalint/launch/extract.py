@@ -437,8 +437,17 @@ def _msrun(words: list[Word], i: int, found: _Found) -> None:
         found.nnodes = Quantity(world // per_node, "msrun --worker_num / --local_worker_num")
     else:
         found.nnodes = Quantity(None, "msrun", (), Unknown("msrun's node count is --worker_num / --local_worker_num"))
-    if j < len(words):
-        found.entry, found.entry_index = words[j], j
+    k = next((k for k in range(j, len(words)) if (words[k].text or "").endswith(".py")), j)
+    if k != j and k < len(words):
+        # A value split into words (an unquoted "your master IP Address") ends the options early:
+        # msrun would run `master` as its script; the counts it was given are not known.
+        stray = words[j].partial_text
+        why = Unknown(f"msrun's options end early: `{stray}` stands where its script should", words[j].span)
+        found.nproc = Quantity(None, "msrun --local_worker_num", (words[j],), why)
+        found.world = Quantity(None, "msrun --worker_num", (words[j],), why)
+        found.nnodes = Quantity(None, "msrun", (words[j],), why)
+    if k < len(words):
+        found.entry, found.entry_index = words[k], k
 
 
 def _srun_context(
