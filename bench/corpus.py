@@ -14,7 +14,9 @@ the same run, the two alternated:
 - cached: megalint's second call on the same files, with the results of the first in its cache;
 - per process: one file per call over a seeded sample, medians of wall and CPU;
 - in process: the time megalint's pipeline takes on each file (parse to findings), p50/p95/max,
-  measured in this process as `--isolated` checks a file with its checkout as the root.
+  measured in this process as `--isolated` checks a file with its checkout as the root;
+- branches: a script of k independent `if` blocks that each set a flag of the launch, k = 1…30,
+  its time in process (median of 5): it should grow no faster than k.
 
 The calls run in a scratch folder (their working folder and so the cache's root), never in a
 checkout. With `--profile FILE` the in-process pass runs under cProfile and its statistics go to
@@ -42,7 +44,8 @@ from bench.realbench.repos import load_repos
 from bench.realbench.worker import catalogue_flags
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PARTS = ("corpus", "cached", "process", "inprocess")
+PARTS = ("corpus", "cached", "process", "inprocess", "branches")
+BRANCHES = (1, 5, 10, 15, 20, 25, 30)
 
 
 @dataclass
@@ -123,6 +126,35 @@ def in_process(files: Sequence[tuple[str, str]], profile: str | None) -> list[fl
     return times
 
 
+def branches_script(k: int) -> str:
+    """k undecided tests, each setting one flag of the launch when it holds."""
+    lines = ["#!/bin/bash", "ARGS=()"]
+    for i in range(k):
+        lines += [f'if [ "$USE_{i}" = 1 ]; then', f"  ARGS+=(--seed {i})", f"  FLAG_{i}=1", "fi"]
+    lines.append('torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 2 "${ARGS[@]}"')
+    return "\n".join(lines) + "\n"
+
+
+def branches(ks: Sequence[int]) -> list[float]:
+    """Seconds megalint's pipeline takes on `branches_script(k)`, median of 5, per k."""
+    from megalint.checking.setup import AnalysisOptions, Configs, Setups
+    from megalint.pipeline import lint_text
+
+    configs = Configs(None, isolated=True)
+    assert configs.fixed is not None
+    settings = Setups(AnalysisOptions(), configs).setup(configs.fixed).settings
+    out = []
+    for k in ks:
+        text = branches_script(k)
+        times = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            lint_text("branches.sh", text, settings)
+            times.append(time.perf_counter() - t0)
+        out.append(median(times))
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     default_root = os.environ.get("MEGALINT_REPOS") or os.path.expanduser("~/.cache/megalint-bench/repos")
@@ -185,6 +217,9 @@ def main(argv: list[str] | None = None) -> int:
         for name, q in (("p50", 0.5), ("p95", 0.95), ("max", 1.0)):
             row(f"in process, per file {name}", quantile(times, q) * 1000, None, "ms")
         row("in process, all files", sum(times), None)
+    if "branches" not in args.skip:
+        for k, t in zip(BRANCHES, branches(BRANCHES), strict=True):
+            row(f"{k} independent if blocks, in process", t * 1000, None, "ms")
     width = max(len(r[0]) for r in rows)
     print(f"{'measure':<{width}}  {'megalint':>12}  {'ShellCheck':>12}  {'ratio':>7}")
     for name, m, s, ratio in rows:
