@@ -52,6 +52,8 @@ _KEYS: dict[str, type] = {
     "exclude": list,
     "failure-threshold": str,
     "follow-source-outside-root": bool,
+    "jobs": int,
+    "cache": bool,
     "megatron-roots": list,
     "severity": dict,
     "per-file-ignores": dict,
@@ -72,6 +74,8 @@ class Config:
     exclude: list[str] = field(default_factory=list)
     failure_threshold: str | None = None
     follow_source_outside_root: bool = False
+    jobs: int | None = None  # worker processes of a run (1: one process); None: every core
+    cache: bool = True  # keep results in .megalint_cache/ at the root
     megatron_roots: list[str] = field(default_factory=list)
     severity: dict[str, str] = field(default_factory=dict)
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
@@ -306,6 +310,10 @@ def _fill(cfg: Config, table: dict[str, Any]) -> None:
         raise err(("failure-threshold",), f"`failure-threshold` must be one of {', '.join(THRESHOLDS)}, not `{th}`")
     cfg.failure_threshold = th
     cfg.follow_source_outside_root = table.get("follow-source-outside-root", False)
+    cfg.jobs = table.get("jobs")
+    if cfg.jobs is not None and cfg.jobs < 1:
+        raise err(("jobs",), f"`jobs` must be at least 1, not {cfg.jobs}")
+    cfg.cache = table.get("cache", True)
     for d in table.get("megatron-roots", []):
         full = os.path.join(cfg.root, d)
         if not os.path.isdir(full):

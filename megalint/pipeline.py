@@ -7,6 +7,7 @@ way on the command line.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
@@ -204,12 +205,12 @@ def lint_facts(facts: ScriptFacts, launches: list[Launch], settings: Settings) -
     held = {str(w.span) for tr in tool_results for w in tr.launch.argv if w.span is not None}
     fragment_results = [] if launches else _fragments(facts, settings, catalogue, version, targets, fork_targets, held)
     # Each rule says where it is decided (`scope`) and on which forks it holds (`forks`).
-    evaluation = evaluate(settings.rules.select(scope=LAUNCH), targets)
+    evaluation = evaluate(scoped(settings.rules, LAUNCH), targets)
     for name, on_fork in fork_targets.items():
-        _merge_into(evaluation, evaluate(settings.rules.select(scope=LAUNCH, fork=name), on_fork))
+        _merge_into(evaluation, evaluate(scoped(settings.rules, LAUNCH, name), on_fork))
     if tool_targets:
-        _merge_into(evaluation, evaluate(tool_rules(settings.rules), tool_targets))
-    script_rules = settings.rules.select(scope=SCRIPT)
+        _merge_into(evaluation, evaluate(scoped(settings.rules, TOOL), tool_targets))
+    script_rules = scoped(settings.rules, SCRIPT)
     if facts.findings and len(script_rules):
         script = Target(script_context(facts, version), ScriptLocator(facts), None)
         _merge_into(evaluation, evaluate(script_rules, [script]))
@@ -221,6 +222,20 @@ def lint_facts(facts: ScriptFacts, launches: list[Launch], settings: Settings) -
 def tool_rules(rules: RuleSet) -> RuleSet:
     """The rules decided on a program with a parser of its own: those reading only binding problems."""
     return rules.select(scope=LAUNCH).reading_only(TOOL_INPUTS)
+
+
+# The rules of each scope (LAUNCH, SCRIPT, TOOL) and fork, worked out once per rule set of a run
+# rather than once per file: a RuleSet works out what its rules read when first evaluated.
+_SCOPED: weakref.WeakKeyDictionary[RuleSet, dict[tuple[str, str | None], RuleSet]] = weakref.WeakKeyDictionary()
+
+
+def scoped(rules: RuleSet, scope: str, fork: str | None = None) -> RuleSet:
+    """The rules of `rules` decided in `scope` that hold on `fork` (TOOL: see `tool_rules`)."""
+    known = _SCOPED.setdefault(rules, {})
+    key = (scope, fork)
+    if key not in known:
+        known[key] = tool_rules(rules) if scope == TOOL else rules.select(scope=scope, fork=fork)
+    return known[key]
 
 
 def _tools(

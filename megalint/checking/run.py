@@ -6,14 +6,18 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from importlib.abc import Traversable
 from typing import TextIO
 
-from megalint.checking.one_file import FixMode, check_text
-from megalint.checking.setup import Setups
+from megalint.checking.cache import ResultCache, digest, rules_digest
+from megalint.checking.one_file import FixMode
+from megalint.checking.parallel import CacheFor, check_all, default_jobs
+from megalint.checking.setup import Setup, Setups
+from megalint.config import Config
 from megalint.diagnostics import Diagnostic, Severity
 from megalint.discovery import STDIN, Job, discover
-from megalint.engine import RuleFileError, RuleInfo
-from megalint.errors import InputError, UsageError, internal_error_line
+from megalint.engine import RuleFileError, RuleInfo, packaged_rules_dir
+from megalint.errors import InputError, UsageError
 from megalint.shell.parse import decode
 from megalint.source import SourceFile
 from megalint.suppress import suppression_rules
@@ -29,6 +33,8 @@ class RunOptions:
     force_exclude: bool = False  # the excludes apply to the paths named too
     stdin_filename: str | None = None  # the name standard input is reported under
     fixes: FixMode = FixMode()
+    jobs: int | None = None  # worker processes (1: this one); None: the configuration's, else every core
+    cache: bool = True  # False: neither read nor write the cache of results (--no-cache)
 
     @property
     def fixes_standard_input(self) -> bool:
@@ -51,6 +57,20 @@ class RunResult:
     internal_errors: int = 0  # files megalint failed on
 
 
+@dataclass
+class _Item:
+    """One file of a run, read and ready to check, or what stopped it being read."""
+
+    shown: str
+    real: str | None  # None: standard input
+    setup: Setup | None = None
+    text: str = ""
+    bom: str = ""
+    problem: str | None = None  # told as the file is met; the file is not checked
+    error: Exception | None = None  # a configuration error, raised as the file is met
+    skip: bool = False  # standard input excluded with --force-exclude: passed through
+
+
 def check_files(
     setups: Setups,
     options: RunOptions,
@@ -60,49 +80,52 @@ def check_files(
     write: Callable[[str], None],
 ) -> RunResult:
     """Check the files of `options.paths`; `note` is told of each problem with a file as it is met,
-    `write` (standard output) takes each diff and the fixed standard input."""
+    `write` (standard output) takes each diff and the fixed standard input.
+
+    The files are read first, then checked (in `options.jobs` processes, from the cache where it
+    holds them), then reported in the order they were found: whatever the number of processes and
+    whatever the cache held, a run tells and returns the same."""
     run = RunResult()
+    items: list[_Item] = []
 
     def missing(p: str) -> None:
-        note(f"{p}: no such file or folder")
-        run.input_errors += 1
+        items.append(_Item(p, None, problem=f"{p}: no such file or folder"))
 
     for job in discover(list(options.paths) or ["."], setups.excluded, missing, options.force_exclude):
-        shown, cfg_path = _names(job, options.stdin_filename)
-        cfg = setups.configs.for_path(cfg_path)
-        if job.real is None and options.force_exclude and options.stdin_filename and setups.excluded(cfg_path, False):
+        items.append(_item(job, setups, options, stdin))
+    todo = [(i.text, i.shown, i.setup) for i in items if i.setup is not None and i.problem is None]
+    outcomes = check_all(todo, options.fixes, jobs(options, setups), cached(options, setups))
+    for item in items:
+        if item.error is not None:
+            raise item.error
+        if item.skip:
             if options.fixes_standard_input:
-                write(stdin.read())
+                write(item.text)
             continue
-        setup = setups.setup(cfg)
+        if item.problem is not None:
+            if item.setup is not None:
+                run.known.update(item.setup.known)
+            note(item.problem)
+            run.input_errors += 1
+            continue
+        setup = item.setup
+        assert setup is not None
         run.known.update(setup.known)
-        try:
-            data = stdin.buffer.read() if job.real is None else _read(job.real)
-            text = decode(shown, data)
-        except InputError as exc:
-            note(str(exc))
-            run.input_errors += 1
-            continue
-        except OSError as exc:
-            note(f"{shown}: cannot read: {exc.strerror or exc}")
-            run.input_errors += 1
-            continue
-        bom = BOM if data.startswith(BOM.encode()) else ""
-        try:
-            outcome = check_text(text, shown, setup, options.fixes)
-            for message in outcome.notes:
-                note(message)
-            if outcome.fixed_text is not None:
-                if job.real is None:
-                    write(outcome.fixed_text)
-                elif outcome.changed:
-                    _write_back(job.real, bom + outcome.fixed_text)
-        except (UsageError, RuleFileError):
-            raise
-        except Exception as exc:  # noqa: BLE001 - one bad file must not hide the others' findings
-            note(internal_error_line(exc, shown))
+        result = next(outcomes)
+        if isinstance(result, Exception):
+            raise result
+        if isinstance(result, str):
+            note(result)
             run.internal_errors += 1
             continue
+        outcome = result
+        for message in outcome.notes:
+            note(message)
+        if outcome.fixed_text is not None:
+            if item.real is None:
+                write(outcome.fixed_text)
+            elif outcome.changed:
+                _write_back(item.real, item.bom + outcome.fixed_text)
         if outcome.diff:
             run.any_diff = True
             write(outcome.diff)
@@ -112,6 +135,73 @@ def check_files(
         level = None if setup.threshold == "none" else Severity(setup.threshold).rank
         run.failing = run.failing or (level is not None and any(d.severity.rank >= level for d in outcome.diagnostics))
     return run
+
+
+def _item(job: Job, setups: Setups, options: RunOptions, stdin: TextIO) -> _Item:
+    shown, cfg_path = _names(job, options.stdin_filename)
+    item = _Item(shown, job.real)
+    try:
+        cfg = setups.configs.for_path(cfg_path)
+        if job.real is None and options.force_exclude and options.stdin_filename and setups.excluded(cfg_path, False):
+            item.skip = True
+            item.text = stdin.read() if options.fixes_standard_input else ""
+            return item
+        item.setup = setups.setup(cfg)
+    except (UsageError, RuleFileError) as exc:
+        item.error = exc
+        return item
+    try:
+        data = stdin.buffer.read() if job.real is None else _read(job.real)
+        item.text = decode(shown, data)
+    except InputError as exc:
+        item.problem = str(exc)
+    except OSError as exc:
+        item.problem = f"{shown}: cannot read: {exc.strerror or exc}"
+    else:
+        item.bom = BOM if data.startswith(BOM.encode()) else ""
+    return item
+
+
+def _run_config(setups: Setups) -> Config:
+    """The configuration of the working folder: the one that says how the run itself goes."""
+    return setups.configs.for_path(os.getcwd(), is_dir=True)
+
+
+def jobs(options: RunOptions, setups: Setups) -> int:
+    """How many processes check the files."""
+    if options.jobs is not None:
+        return options.jobs
+    return _run_config(setups).jobs or default_jobs()
+
+
+def cached(options: RunOptions, setups: Setups) -> CacheFor:
+    """The cache of results of each setup, in `.megalint_cache/` at the root of the run; none
+    with --no-cache, `cache = false` or MEGALINT_NO_CACHE set."""
+    cfg = _run_config(setups)
+    on = options.cache and cfg.cache and not os.environ.get("MEGALINT_NO_CACHE")
+    root = cfg.root if cfg.path else os.getcwd()
+    made: dict[int, ResultCache | None] = {}
+
+    def cache_for(setup: Setup) -> ResultCache | None:
+        if not on:
+            return None
+        if id(setup) not in made:
+            made[id(setup)] = ResultCache(root, setup_key(setups, setup))
+        return made[id(setup)]
+
+    return cache_for
+
+
+def setup_key(setups: Setups, setup: Setup) -> str:
+    """What the findings of a file depend on in its setup: the rule files, the configuration's
+    text, the command line's analysis options, and what they make of each other."""
+    opts = setups.options
+    cfg = setup.config
+    folders: list[Traversable | str] = [packaged_rules_dir(), *cfg.rule_dirs, *opts.rule_dirs]
+    s = setup.settings
+    settings = (s.megatron_version, s.gpu, sorted(s.assume.items()), s.root_dir, s.follow_source_outside_root)
+    rest = (s.with_memory, s.source_roots, sorted(setup.codes_on), setup.threshold)
+    return digest(rules_digest(folders), str(cfg.path), cfg.root, cfg.text, repr(opts), repr(settings), repr(rest))
 
 
 def _names(job: Job, stdin_filename: str | None) -> tuple[str, str]:

@@ -90,11 +90,29 @@ def build_parser() -> argparse.ArgumentParser:
         help="apply the excludes to paths named on the command line too (for pre-commit)",
     )
     files.add_argument("--stdin-filename", metavar="PATH", help="the name standard input is reported under")
+    speed = p.add_argument_group("speed")
+    speed.add_argument(
+        "--jobs",
+        type=_jobs,
+        metavar="N",
+        help="check the files in N processes (default: the configuration's `jobs`, else every core; 1: one process)",
+    )
+    speed.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="neither read nor write the cache of results (.megalint_cache/ at the root)",
+    )
     fix = p.add_argument_group("fixes")
     fix.add_argument("--fix", action="store_true", help="apply safe fixes in place (standard input: print the result)")
     fix.add_argument("--unsafe-fixes", action="store_true", help="apply unsafe fixes too")
     fix.add_argument("--diff", action="store_true", help="print the fixes as a unified diff and write nothing")
     return p
+
+
+def _jobs(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of processes, at least 1, not `{text}`")
+    return int(text)
 
 
 def version_text() -> str:
@@ -110,7 +128,7 @@ def main(argv: list[str]) -> int:
     paths = args.paths or ([STDIN] if args.stdin_filename is not None else [])
     setups = analysis_setups(args, exclude=args.exclude, failure_threshold=args.failure_threshold)
     fixes = FixMode(fix=args.fix, diff=args.diff, unsafe=args.unsafe_fixes)
-    options = RunOptions(paths, args.force_exclude, args.stdin_filename, fixes)
+    options = RunOptions(paths, args.force_exclude, args.stdin_filename, fixes, args.jobs, not args.no_cache)
     report_stream = sys.stderr if options.fixes_standard_input else sys.stdout
     run = check_files(setups, options, stdin=sys.stdin, note=note, write=_write_out)
     if args.diff:

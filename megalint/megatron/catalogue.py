@@ -296,6 +296,9 @@ class Catalogue:
     megatron_ref: str | None = None
     _by_option: dict[str, FlagSpec] = field(default_factory=dict, repr=False)
     _by_dest: dict[str, list[FlagSpec]] = field(default_factory=dict, repr=False)
+    # Suggestions already worked out, per (option string, how many): a corpus writes the same
+    # few hundred unknown flags thousands of times, and difflib over every option is slow.
+    _suggested: dict[tuple[str, int], tuple[str, ...]] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for spec in self.flags:
@@ -386,7 +389,11 @@ class Catalogue:
 
     def suggest(self, option_string: str, n: int = 3) -> list[str]:
         """Known option strings the user may have meant, best first."""
-        return suggest(option_string, self._by_option, n)
+        key = (option_string, n)
+        found = self._suggested.get(key)
+        if found is None:
+            found = self._suggested[key] = tuple(suggest(option_string, self._by_option, n))
+        return list(found)
 
     def history(self, option_string: str) -> FlagHistory:
         """Which versions define `option_string`: this catalogue's record of it when it has

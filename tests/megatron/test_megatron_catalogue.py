@@ -197,6 +197,26 @@ def test_suggestions():
     assert cat.suggest("--zzzzzzzz") == []
 
 
+def test_suggestions_are_worked_out_once_per_option(monkeypatch):
+    """A corpus writes the same unknown flags thousands of times: difflib runs once for each."""
+    import megalint.megatron.catalogue as catalogue
+
+    cat = Catalogue.load("HEAD")
+    calls: list[str] = []
+    real = catalogue.suggest
+
+    def counted(option_string, known, n=3):
+        calls.append(option_string)
+        return real(option_string, known, n)
+
+    monkeypatch.setattr(catalogue, "suggest", counted)
+    first = cat.suggest("--seq-len-x")
+    first.append("changed by a caller")
+    for _ in range(3):
+        assert cat.suggest("--seq-len-x") == first[:-1]
+    assert calls == ["--seq-len-x"]
+
+
 def test_history():
     head = Catalogue.load("HEAD")
     h = head.history("--use-legacy-models")

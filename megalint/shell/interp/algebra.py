@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from megalint.shell.facts import CommandRecord
 from megalint.shell.interp.state import MAX_STATES, Frame, Node, State, Var
 from megalint.shell.values import Unknown
 from megalint.source import Span
@@ -115,18 +116,46 @@ def _same_path(a: State, b: State) -> bool:
 def collapse(states: list[State]) -> list[State]:
     """Paths that ended up alike (same variables, same commands run) are one path: the
     test that split them changed nothing that is tracked."""
-    out: list[State] = []
+    # Paths are compared by a fingerprint first, equal whenever the paths are: comparing whole
+    # states pair by pair is quadratic in the paths and deep in their values. `seen` shares the
+    # fingerprints of the values paths share.
+    seen: dict[int, int] = {}
+    out: list[tuple[int, State]] = []
     for s in states:
-        for o in out:
-            if _same_path(o, s):
+        mark = _fingerprint(s, seen)
+        for f, o in out:
+            if f == mark and _same_path(o, s):
                 if o.cond != s.cond:
                     o.cond = tuple(c for c in o.cond if c in s.cond)
                 if o.taken != s.taken:
                     o.taken = {k: v for k, v in o.taken.items() if s.taken.get(k) == v}
                 break
         else:
-            out.append(s)
-    return out
+            out.append((mark, s))
+    return [s for _, s in out]
+
+
+def _fingerprint(st: State, seen: dict[int, int]) -> int:
+    """A hash of what `_same_path` compares: equal paths have equal fingerprints."""
+    vars_ = frozenset((name, _value_mark(v, seen)) for name, v in st.vars.items())
+    commands = tuple(_command_mark(c, seen) for c in st.commands)
+    flags = (st.stopped, st.in_loop, st.breaking, st.returning, id(st.positional))
+    return hash((flags, vars_, commands, frozenset(st.funcs)))
+
+
+def _value_mark(v: Var, seen: dict[int, int]) -> int:
+    mark = seen.get(id(v))
+    if mark is None:
+        array = None if v.array is None else frozenset(v.array.items())
+        mark = seen[id(v)] = hash((v.scalar, array, v.unknown, v.exported, v.site))
+    return mark
+
+
+def _command_mark(c: CommandRecord, seen: dict[int, int]) -> int:
+    mark = seen.get(id(c))
+    if mark is None:
+        mark = seen[id(c)] = hash((c.words, c.span, c.condition, c.wrappers, c.in_loop, len(c.assigns), len(c.env)))
+    return mark
 
 
 def _difference(a: State, b: State) -> int:

@@ -121,8 +121,13 @@ def _call_function(ev: Evaluator, name: str, args: list[Word], st: State, frame:
     saved_pos = st.positional
     saved_vars = {k: v for k, v in st.vars.items()}
     st.positional = tuple(w.segments for w in args) if all(w.splat is None for w in args) else None
-    declared_local: set[str] = set()
-    local_names(body, ps, declared_local)
+    key = (id(ps), body.start_byte, body.end_byte)
+    known = ev.locals_of.get(key)
+    if known is None or known[0] is not ps:
+        names: set[str] = set()
+        local_names(body, ps, names)
+        known = ev.locals_of[key] = (ps, frozenset(names))
+    declared_local = known[1]
     results = ev.stmt(body, [st], Frame(ps, frame.wrappers, frame.depth + 1))
     out = []
     for r in results:

@@ -93,6 +93,9 @@ class Evaluator:
         self.source_stack: list[str] = []  # real paths of the files being sourced, outermost first
         self.headers_stack: tuple[SchedulerHeader, ...] = ()  # `#SBATCH` lines of an `sbatch <<EOF` script read
         self.first_assignments: dict[str, variables.FirstAssignments] = {}  # per script path
+        # The names each function body declares local, by (script, body's bytes): read once
+        # however often the function is called. The script is kept so that its id stays its own.
+        self.locals_of: dict[tuple[int, int, int], tuple[ParsedScript, frozenset[str]]] = {}
         self.sourced_names: set[str] = set()  # variables a sourced file assigns
         self.unknown_tokens: dict[str, Unknown] = {}  # placeholder name -> the Unknown it stands for
         self._finding_keys: set[tuple[object, ...]] = set()

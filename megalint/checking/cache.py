@@ -1,0 +1,160 @@
+"""A cache of results: what checking a script found, kept in `.megalint_cache/` at the root of
+the run, so that a second run over unchanged files reads its findings instead of working them out.
+
+An entry is keyed by everything the findings depend on that the run can name before checking:
+megalint's version, the rules (the bytes of every rule file), the configuration and the command
+line's analysis options, the name the file is reported under and its text. What the script
+sources is known only after checking it: the entry records each file read besides the script
+with a hash of its text, and is used only while every one of them still reads the same.
+
+Several runs may share the folder: an entry is written to a temporary file and renamed into
+place, so that a reader sees a whole entry or none. An entry carries a checksum of its payload,
+and one that does not verify, does not load, or names anything but megalint's own types is
+ignored (and overwritten by the next run that checks the file).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import pickle
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from importlib.abc import Traversable
+from pathlib import Path
+from typing import Any
+
+from megalint import __version__
+from megalint.checking.one_file import Outcome
+from megalint.errors import InputError
+from megalint.shell.parse import decode
+
+FOLDER = ".megalint_cache"
+MAGIC = b"megalint-result-1\n"
+_DIGEST = hashlib.sha256().digest_size
+# Types an entry may hold besides megalint's own (a builtin container or an enum's base).
+_SAFE_BUILTINS = frozenset({"set", "frozenset", "tuple", "list", "dict", "str", "int", "float", "bool"})
+
+
+def digest(*parts: str | bytes) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        data = p.encode("utf-8", "surrogatepass") if isinstance(p, str) else p
+        h.update(len(data).to_bytes(8, "little"))
+        h.update(data)
+    return h.hexdigest()
+
+
+def rules_digest(folders: Iterable[Traversable | str]) -> str:
+    """A hash of every rule file under `folders`, in a stable order."""
+    parts: list[str | bytes] = []
+    for folder in folders:
+        for name, data in sorted(_files(Path(folder) if isinstance(folder, str) else folder, "")):
+            parts += [name, data]
+    return digest(*parts)
+
+
+def _files(folder: Traversable, prefix: str) -> Iterable[tuple[str, bytes]]:
+    if folder.is_file():
+        yield prefix or folder.name, folder.read_bytes()
+        return
+    if not folder.is_dir():
+        return
+    for child in folder.iterdir():
+        name = f"{prefix}/{child.name}"
+        if child.is_dir():
+            yield from _files(child, name)
+        elif child.name.endswith((".yaml", ".yml")):
+            yield name, child.read_bytes()
+
+
+@dataclass
+class ResultCache:
+    """The cache of one run at `root`, for the entries of one setup (`setup_key`)."""
+
+    root: str
+    setup_key: str
+
+    @property
+    def folder(self) -> str:
+        return os.path.join(self.root, FOLDER)
+
+    def key(self, shown: str, text: str) -> str:
+        return digest(__version__, self.setup_key, shown, text)
+
+    def _path(self, key: str) -> str:
+        return os.path.join(self.folder, key[:2], key[2:])
+
+    def get(self, shown: str, text: str) -> Outcome | None:
+        """The outcome stored for the file, when its entry verifies and what it read is unchanged."""
+        try:
+            with open(self._path(self.key(shown, text)), "rb") as fh:
+                data = fh.read()
+        except OSError:
+            return None
+        if not data.startswith(MAGIC):
+            return None
+        body = data[len(MAGIC) :]
+        checksum, payload = body[:_DIGEST], body[_DIGEST:]
+        if len(checksum) != _DIGEST or hashlib.sha256(payload).digest() != checksum:
+            return None
+        try:
+            outcome, read = _Loader(io.BytesIO(payload)).load()
+        except Exception:  # noqa: BLE001 - an entry that does not load is no entry
+            return None
+        if not isinstance(outcome, Outcome) or not isinstance(read, dict) or not _unchanged(read):
+            return None
+        return outcome
+
+    def put(self, shown: str, text: str, outcome: Outcome) -> None:
+        """Store the outcome; a cache that cannot be written is left alone."""
+        read = {path: digest(src.text) for path, src in outcome.sources.items() if path != shown}
+        payload = pickle.dumps((outcome, read), protocol=pickle.HIGHEST_PROTOCOL)
+        target = self._path(self.key(shown, text))
+        try:
+            self._prepare(os.path.dirname(target))
+            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), prefix=".tmp-")
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(MAGIC + hashlib.sha256(payload).digest() + payload)
+                os.replace(tmp, target)
+            except BaseException:
+                os.unlink(tmp)
+                raise
+        except OSError:
+            return
+
+    def _prepare(self, folder: str) -> None:
+        if not os.path.isdir(self.folder):
+            os.makedirs(self.folder, exist_ok=True)
+            # Git-ignored wherever it is: the cache is no part of the repository.
+            with open(os.path.join(self.folder, ".gitignore"), "w", encoding="utf-8") as fh:
+                fh.write("# Made by megalint: its cache of results.\n*\n")
+        os.makedirs(folder, exist_ok=True)
+
+
+def _unchanged(read: Mapping[Any, Any]) -> bool:
+    for path, hashed in read.items():
+        if not isinstance(path, str):
+            return False
+        try:
+            with open(path, "rb") as fh:
+                text = decode(path, fh.read())
+        except (OSError, InputError):
+            return False
+        if digest(text) != hashed:
+            return False
+    return True
+
+
+class _Loader(pickle.Unpickler):
+    """Loads megalint's own types and plain containers only: an entry is data, never code."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if module == "megalint" or module.startswith("megalint."):
+            return super().find_class(module, name)
+        if module == "builtins" and name in _SAFE_BUILTINS:
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"{module}.{name} is not allowed in a cache entry")

@@ -1,0 +1,91 @@
+"""Checking the files of a run on every core, and from the cache of results.
+
+The files are shared among worker processes forked from the run, so that each starts with the
+rules and configurations already loaded; their outcomes come back in the files' order, so the
+report is the one a single process makes. Where processes cannot be forked (Windows), or when
+there is one file or one job, the files are checked in this process.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+
+from megalint.checking.cache import ResultCache
+from megalint.checking.one_file import FixMode, Outcome, check_text
+from megalint.checking.setup import Setup
+from megalint.engine import RuleFileError
+from megalint.errors import UsageError, internal_error_line
+
+Todo = tuple[str, str, Setup]  # (text, the name it is reported under, its setup)
+# What checking one file gives: its outcome, the line telling of an internal error, or the
+# error that stops the run.
+Result = Outcome | str | Exception
+CacheFor = Callable[[Setup], ResultCache | None]
+
+# The files a pool's workers check, set before the pool forks them.
+_TODO: list[Todo] = []
+_FIXES: list[FixMode] = [FixMode()]
+_AGAIN = "again"  # a worker's word for an error the run must raise itself, as it is met
+
+
+def default_jobs() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def check_one(todo: Todo, fixes: FixMode) -> Result:
+    text, shown, setup = todo
+    try:
+        return check_text(text, shown, setup, fixes)
+    except (UsageError, RuleFileError) as exc:
+        return exc
+    except Exception as exc:  # noqa: BLE001 - one bad file must not hide the others' findings
+        return internal_error_line(exc, shown)
+
+
+def _work(index: int) -> Outcome | str:
+    result = check_one(_TODO[index], _FIXES[0])
+    return _AGAIN if isinstance(result, Exception) else result
+
+
+def check_all(todo: Sequence[Todo], fixes: FixMode, jobs: int, cache_for: CacheFor) -> Iterator[Result]:
+    """The result of each file of `todo`, in order."""
+    caches = [None if fixes.active else cache_for(setup) for _, _, setup in todo]
+    hits = [c.get(shown, text) if c is not None else None for c, (text, shown, _) in zip(caches, todo, strict=True)]
+    misses = [k for k, hit in enumerate(hits) if hit is None]
+    fresh = _results(todo, misses, fixes, jobs)
+    for k, item in enumerate(todo):
+        hit = hits[k]
+        if hit is not None:
+            yield hit
+            continue
+        result = next(fresh)
+        if result == _AGAIN:
+            result = check_one(item, fixes)
+        cache = caches[k]
+        if cache is not None and isinstance(result, Outcome):
+            cache.put(item[1], item[0], result)
+        yield result
+
+
+def _results(todo: Sequence[Todo], misses: list[int], fixes: FixMode, jobs: int) -> Iterator[Result]:
+    jobs = min(jobs, len(misses))
+    if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        for k in misses:
+            yield check_one(todo[k], fixes)
+        return
+    _TODO[:] = todo
+    _FIXES[0] = fixes
+    try:
+        context = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+            # Small chunks: launch scripts differ a hundredfold in the time they take.
+            yield from pool.map(_work, misses, chunksize=max(1, min(8, len(misses) // (jobs * 8))))
+    finally:
+        _TODO.clear()

@@ -1,0 +1,172 @@
+"""A run over many files prints the same whether it checks them in one process or several, and
+whether it works the findings out or reads them from its cache; a cache entry that does not
+verify is ignored, never trusted."""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+
+from megalint.checking.cache import FOLDER, MAGIC
+
+from .conftest import CLEAN, ERROR, INFO, WARN
+
+REPO = Path(__file__).resolve().parents[2]
+FORMATS = ("concise", "json", "full")
+
+
+@pytest.fixture
+def cache_on(monkeypatch):
+    monkeypatch.delenv("MEGALINT_NO_CACHE", raising=False)
+
+
+def generated(n: int, seed: int) -> dict[str, str]:
+    """Scripts of our own making: a launch with parallel sizes that do or do not divide, a
+    variable set in some branches, a sourced file, a flag of another version."""
+    rng = random.Random(seed)
+    out = {"common.sh": "NNODES=2\nexport NCCL_IB_TIMEOUT=22\n"}
+    for i in range(n):
+        tp, gpus = rng.choice((1, 2, 3, 4)), rng.choice((4, 8))
+        lines = ["#!/bin/bash", "source ./common.sh" if rng.random() < 0.5 else "NNODES=1"]
+        if rng.random() < 0.5:
+            lines += ['if [ "$MODE" = big ]; then', f"  TP={tp * 2}", "else", f"  TP={tp}", "fi"]
+        else:
+            lines.append(f"TP={tp}")
+        flags = ["--num-layers 4", "--tensor-model-parallel-size $TP"]
+        if rng.random() < 0.3:
+            flags.append("--no-such-flag 1")
+        if rng.random() < 0.3:
+            flags.append("--fp8-format hybrid")
+        lines.append(f"torchrun --nnodes $NNODES --nproc_per_node {gpus} pretrain_gpt.py {' '.join(flags)}")
+        out[f"gen_{i:02d}.sh"] = "\n".join(lines) + "\n"
+    return out
+
+
+def write_all(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (root / name).write_text(text, encoding="utf-8")
+
+
+def test_fixtures_print_the_same_in_one_process_in_several_and_from_the_cache(megalint, tmp_path, cache_on):
+    shutil.copytree(REPO / "fixtures", tmp_path / "fixtures")
+    for fmt in FORMATS:
+        argv = ("--isolated", "--output-format", fmt, "fixtures")
+        serial = megalint(*argv, "--jobs", "1", "--no-cache", cwd=tmp_path)
+        parallel = megalint(*argv, "--jobs", "3", "--no-cache", cwd=tmp_path)
+        filling = megalint(*argv, "--jobs", "2", cwd=tmp_path)
+        cached = megalint(*argv, "--jobs", "2", cwd=tmp_path)
+        assert serial.out, fmt
+        for other in (parallel, filling, cached):
+            assert (other.rc, other.out, other.err) == (serial.rc, serial.out, serial.err), fmt
+    assert (tmp_path / FOLDER / ".gitignore").read_text(encoding="utf-8").splitlines()[-1] == "*"
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_generated_scripts_print_the_same_every_way(megalint, tmp_path, cache_on, seed):
+    write_all(tmp_path, {**generated(12, seed), "a.sh": CLEAN, "b.sh": INFO, "c.sh": WARN, "d.sh": ERROR})
+    (tmp_path / "bad.sh").write_bytes(b"\xff\xfe not utf-8\n")
+    argv = ("--isolated", "--output-format", "concise", ".", "missing.sh")
+    serial = megalint(*argv, "--jobs", "1", "--no-cache", cwd=tmp_path)
+    assert "missing.sh: no such file or folder" in serial.err and "bad.sh" in serial.err
+    for jobs in ("1", "2", "4"):
+        for _ in range(2):  # the first fills the cache, the second reads it
+            again = megalint(*argv, "--jobs", jobs, cwd=tmp_path)
+            assert (again.rc, again.out, again.err) == (serial.rc, serial.out, serial.err)
+
+
+def test_a_changed_file_or_what_it_sources_is_checked_again(megalint, tmp_path, cache_on):
+    write_all(tmp_path, {"env.sh": "TP=2\n", "run.sh": "source ./env.sh\n" + ERROR.replace("size 3", "size $TP")})
+    argv = ("--isolated", "--output-format", "concise", "run.sh")
+    assert megalint(*argv, cwd=tmp_path).codes == []
+    assert megalint(*argv, cwd=tmp_path).codes == []
+    (tmp_path / "env.sh").write_text("TP=3\n", encoding="utf-8")
+    assert megalint(*argv, cwd=tmp_path).codes == ["ML101"]
+    (tmp_path / "run.sh").write_text(CLEAN, encoding="utf-8")
+    assert megalint(*argv, cwd=tmp_path).codes == []
+
+
+def entries(root: Path) -> list[Path]:
+    return sorted(p for p in (root / FOLDER).rglob("*") if p.is_file() and p.name != ".gitignore")
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda data: data[: len(data) // 2],  # cut short by a writer that died
+        lambda data: data[:-1] + bytes([data[-1] ^ 1]),  # one bit flipped
+        lambda data: b"",  # empty
+        lambda data: MAGIC + b"\0" * 32 + data[len(MAGIC) + 32 :],  # checksum not the payload's
+        lambda data: b"not an entry at all",
+    ],
+)
+def test_a_damaged_entry_is_ignored_and_rewritten(megalint, scripts, tmp_path, damage, cache_on):
+    scripts("run.sh", ERROR)
+    argv = ("--isolated", "--output-format", "concise", "run.sh")
+    first = megalint(*argv, cwd=tmp_path)
+    (entry,) = entries(tmp_path)
+    good = entry.read_bytes()
+    entry.write_bytes(damage(good))
+    again = megalint(*argv, cwd=tmp_path)
+    assert (again.rc, again.out, again.err) == (first.rc, first.out, first.err)
+    assert entry.read_bytes() == good
+
+
+def test_an_entry_that_verifies_but_names_foreign_code_is_not_loaded(megalint, scripts, tmp_path, cache_on):
+    """The checksum only says the entry is whole: what it may name is megalint's own types."""
+    import hashlib
+    import pickle
+
+    scripts("run.sh", ERROR)
+    argv = ("--isolated", "--output-format", "concise", "run.sh")
+    first = megalint(*argv, cwd=tmp_path)
+    (entry,) = entries(tmp_path)
+    payload = pickle.dumps((os.system, {}))
+    entry.write_bytes(MAGIC + hashlib.sha256(payload).digest() + payload)
+    again = megalint(*argv, cwd=tmp_path)
+    assert (again.rc, again.out) == (first.rc, first.out)
+
+
+def test_concurrent_writers_leave_whole_entries(tmp_path):
+    """Writers racing on one entry each rename a whole file into place: a reader sees one of
+    them, never a mix, and no temporary file is left."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from megalint.checking.cache import ResultCache
+    from megalint.checking.one_file import Outcome
+
+    cache = ResultCache(str(tmp_path), "setup")
+    outcomes = [Outcome([], {}, fixed=i, notes=[f"writer {i}"]) for i in range(16)]
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda o: cache.put("run.sh", "text", o), outcomes))
+    got = cache.get("run.sh", "text")
+    assert got is not None and got.notes == [f"writer {got.fixed}"]
+    assert [p.name for p in entries(tmp_path)] == [Path(cache._path(cache.key("run.sh", "text"))).name]
+
+
+def test_no_cache_writes_nothing_and_config_can_turn_it_off(megalint, scripts, tmp_path, cache_on):
+    scripts("run.sh", ERROR)
+    megalint("--isolated", "--no-cache", "run.sh", cwd=tmp_path)
+    assert not (tmp_path / FOLDER).exists()
+    scripts("megalint.toml", "cache = false\njobs = 2\n")
+    megalint("run.sh", cwd=tmp_path)
+    assert not (tmp_path / FOLDER).exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "message"), [("jobs = 0\n", "`jobs` must be at least 1"), ('jobs = "2"\n', "`jobs` must be an integer")]
+)
+def test_a_bad_jobs_setting_is_a_configuration_error(megalint, scripts, tmp_path, text, message):
+    scripts("megalint.toml", text)
+    scripts("run.sh", CLEAN)
+    res = megalint("run.sh", cwd=tmp_path)
+    assert res.rc == 2 and message in res.err
+
+
+def test_jobs_must_be_a_positive_number(megalint, scripts, tmp_path):
+    scripts("run.sh", CLEAN)
+    res = megalint("--isolated", "--jobs", "0", "run.sh", cwd=tmp_path)
+    assert res.rc == 2 and "expected a number of processes, at least 1, not `0`" in res.err
