@@ -74,6 +74,8 @@ class LaunchResult:
     left_to_launch: list[tuple[str, str]] = field(default_factory=list)
     # Of a program with a parser of its own (launch/tools.py): how messages name that parser.
     tool: str | None = None
+    # Whether the launch's parser was read from Python source (a fork's, an entry point's provider).
+    read_code: bool = False
     # The context for another node or process count (engine/assumptions.py)
     vary: Vary | None = None
 
@@ -94,6 +96,9 @@ class FileResult:
     # Programs that read Megatron-like flags with a parser of their own (launcher "tool").
     tools: list[LaunchResult] = field(default_factory=list)
     gpu: GpuChoice | None = None  # how the GPU was chosen: the hint that won, the ones that lost
+    # Whether Python source besides the scripts decided a launch (a fork's parser, an entry point's
+    # provider, a program's own parser): what such a result rests on is not only the scripts' text.
+    read_code: bool = False
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -199,7 +204,8 @@ def lint_facts(facts: ScriptFacts, launches: list[Launch], settings: Settings) -
             targets.append(target)
         else:
             fork_targets.setdefault(fork.name, []).append(target)
-        results.append(LaunchResult(launch, bound, ctx, detection, profile, vary=vary))
+        read_code = parser.fork is not None or parser.whole
+        results.append(LaunchResult(launch, bound, ctx, detection, profile, vary=vary, read_code=read_code))
     # A flag value reading a variable nothing sets is a shell finding only a bound launch shows.
     facts.findings = facts.findings + unset_variable_findings(facts, [r.bound for r in results])
     held = {str(w.span) for tr in tool_results for w in tr.launch.argv if w.span is not None}
@@ -214,8 +220,19 @@ def lint_facts(facts: ScriptFacts, launches: list[Launch], settings: Settings) -
     if facts.findings and len(script_rules):
         script = Target(script_context(facts, version), ScriptLocator(facts), None)
         _merge_into(evaluation, evaluate(script_rules, [script]))
+    read_code = bool(tool_results) or any(r.read_code for r in results + fragment_results)
     return FileResult(
-        facts.path, facts, results, evaluation, version, version_note, gpu_reason, fragment_results, tool_results, gpu
+        facts.path,
+        facts,
+        results,
+        evaluation,
+        version,
+        version_note,
+        gpu_reason,
+        fragment_results,
+        tool_results,
+        gpu,
+        read_code,
     )
 
 
@@ -345,7 +362,8 @@ def _fragments(
         (targets if fork is None or fork.validates_as_upstream else fork_targets.setdefault(fork.name, [])).append(
             target
         )
-        results.append(LaunchResult(fragment, bound, ctx, None, None, left))
+        read_code = parser.fork is not None or parser.whole
+        results.append(LaunchResult(fragment, bound, ctx, None, None, left, read_code=read_code))
     return results
 
 

@@ -118,13 +118,20 @@ def tool_parser(script: str | None, entry: str | None, source_roots: Sequence[st
     if not entry or "$" in entry:
         return None
     found = _entry_file(script, entry, source_roots)
-    return None if found is None else _read(found.resolve())
+    if found is None:
+        return None
+    try:
+        stat = found.stat()
+    except OSError:
+        return None
+    # Read once per version of the file: a process that lints again after an edit reads it again.
+    return _read(found.resolve(), stat.st_mtime_ns, stat.st_size)
 
 
 @cache
-def _read(entry_file: Path) -> ToolParser | None:
+def _read(entry_file: Path, _mtime_ns: int, size: int) -> ToolParser | None:
     try:
-        if entry_file.stat().st_size > _MAX_BYTES:
+        if size > _MAX_BYTES:
             return None
         module = cst.parse_module(entry_file.read_text(encoding="utf-8", errors="replace"))
     except (OSError, cst.ParserSyntaxError, RecursionError):
