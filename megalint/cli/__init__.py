@@ -7,7 +7,6 @@ runs through cli/guard.py, the one place errors become exit statuses.
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from collections.abc import Callable
 
@@ -24,7 +23,7 @@ def _check(argv: list[str]) -> int:
 
 
 def _version(argv: list[str]) -> int:
-    from megalint.cli.check import version_text
+    from megalint.cli.version import version_text
 
     print(version_text())
     return ExitCode.CLEAN
@@ -65,6 +64,8 @@ MEMORY_MODULE = "megalint.cli.memory"
 
 def _memory(argv: list[str]) -> int:
     # A build without the memory report says so instead of failing on the import.
+    import importlib.util
+
     if importlib.util.find_spec(MEMORY_MODULE) is None:
         raise UsageError("`megalint memory` is not available in this build")
     from megalint.cli.memory import main as memory_main
