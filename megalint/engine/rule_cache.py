@@ -14,6 +14,7 @@ programs are not kept (they do not pickle): each is compiled when its rule first
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
 import pickle
@@ -77,10 +78,15 @@ def read_entry(where: Path) -> Any | None:
     digest, payload = blob[:_DIGEST], blob[_DIGEST + 1 :]
     if blob[_DIGEST : _DIGEST + 1] != b"\n" or hashlib.sha256(payload).hexdigest().encode() != digest:
         return None
+    collecting = gc.isenabled()
+    gc.disable()  # unpickling makes thousands of objects and no garbage: a collection only costs time
     try:
         return pickle.loads(payload)
     except Exception:  # noqa: BLE001 - an entry of another build: ignored, written again
         return None
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def write_entry(where: Path, value: object) -> None:

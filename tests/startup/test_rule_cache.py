@@ -132,3 +132,13 @@ def test_a_run_from_the_cache_prints_what_a_run_that_reads_the_rules_prints(tmp_
         assert cold.returncode == warm.returncode == 0, cold.stderr
         assert cold.stdout == warm.stdout and cold.stderr == warm.stderr
         assert cold.stdout
+
+
+def test_the_rule_files_read_from_disk_are_those_the_package_resources_name():
+    folder = loader.packaged_rules_dir()
+    assert isinstance(folder, Path)
+    by_resources = [
+        (f"rules/{rel}", res.read_bytes()) for res, rel in loader._rule_files(folder) if rel != loader.CODE_REGISTRY
+    ]
+    assert loader.packaged_rule_sources() == by_resources
+    assert len(by_resources) > 100
