@@ -71,3 +71,13 @@ def test_excludes_import_pathspec(tmp_path):
     (tmp_path / "clean.sh").write_text(CLEAN)
     modules = _modules(tmp_path, "--isolated", "--exclude", "skip/", ".")
     assert "pathspec" in modules
+
+
+@pytest.mark.parametrize(
+    "script", ["fixtures/forks/tree/examples/run.sh", "fixtures/forks/deepspeed/examples_deepspeed/run.sh"]
+)
+def test_a_forks_catalogue_from_the_extraction_cache_needs_no_libcst(tmp_path, script):
+    # The first run reads the tree's parser with libcst and caches it; the second reads the cache.
+    modules = _modules(tmp_path, "--isolated", "--output-format", "json", str(ROOT / script))
+    assert _loaded(modules, ("libcst",)) == []
+    assert "megalint.megatron.fork_catalogue" in modules
