@@ -7,8 +7,10 @@ runs through cli/guard.py, the one place errors become exit statuses.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
+from typing import NoReturn
 
 from megalint.cli.guard import run_guarded
 from megalint.errors import ExitCode, UsageError
@@ -91,3 +93,20 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in ("--version", "-V"):
         return run_guarded(_version, argv[1:])
     return run_guarded(_check, argv)
+
+
+def run() -> NoReturn:
+    """The `megalint` command: `main()`, then the exit, without tearing the interpreter down.
+
+    Freeing every module and object one by one takes about 13 ms, as long as checking a small
+    script, and nothing needs it: megalint closes the files it writes, and its output is flushed
+    here. A process pool or thread must be finished before `main()` returns (exit handlers do not
+    run).
+    """
+    status = main()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe (`megalint … | head`) or stream
+            pass
+    os._exit(status)
