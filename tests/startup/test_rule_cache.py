@@ -142,3 +142,20 @@ def test_the_rule_files_read_from_disk_are_those_the_package_resources_name():
     ]
     assert loader.packaged_rule_sources() == by_resources
     assert len(by_resources) > 100
+
+
+def test_runs_that_fill_one_cache_at_once_print_the_same(tmp_path):
+    # Each writes its own temporary file and renames it over the entry: none reads a half-written one.
+    script = tmp_path / "job.sh"
+    script.write_text("torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 2 --tensor-model-parallel-size 3\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "GITHUB_STEP_SUMMARY")}
+    env.update(MEGALINT_CACHE_DIR=str(tmp_path / "cache"), COLUMNS="100", PYTHONPATH=str(ROOT))
+    argv = [sys.executable, "-m", "megalint", "--isolated", "--output-format", "json", str(script)]
+    runs = [subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env) for _ in range(4)]
+    outputs = [run.communicate() for run in runs]
+    assert [run.returncode for run in runs] == [1] * 4
+    assert len(set(outputs)) == 1
+    entries = list((tmp_path / "cache" / "rules").iterdir())
+    assert [e.suffix for e in entries] == [".pickle"]  # no temporary file left
+    assert isinstance(rule_cache.read_entry(entries[0]), tuple)
+    assert _run(tmp_path / "cache", "--isolated", "--output-format", "json", str(script)).stdout == outputs[0][0]
