@@ -1,3 +1,3 @@
-from megalint.cli import main
+from megalint.cli import run
 
-raise SystemExit(main())
+run()

@@ -24,7 +24,6 @@ file are checked against the rules once they are loaded (`Config.error_at`).
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import sys
@@ -32,11 +31,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from megalint.errors import ConfigError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 SEVERITIES = ("error", "warning", "info")
 THRESHOLDS = SEVERITIES + ("none",)
@@ -223,6 +217,12 @@ def _type_name(value: object) -> str:
 
 
 def load_config(path: str) -> Config:
+    # Imported here: most runs find no configuration file.
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+
     try:
         with open(path, "rb") as fh:
             data = fh.read()
@@ -265,7 +265,9 @@ def _fill(cfg: Config, table: dict[str, Any]) -> None:
     err = cfg.error_at
     for key, value in table.items():
         if key not in _KEYS:
-            near = difflib.get_close_matches(key, list(_KEYS), n=1)
+            from difflib import get_close_matches
+
+            near = get_close_matches(key, list(_KEYS), n=1)
             hint = f" (did you mean `{near[0]}`?)" if near else ""
             raise err((key,), f"unknown key `{key}`{hint}")
         want = _KEYS[key]

@@ -18,8 +18,10 @@ import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import pathspec
+if TYPE_CHECKING:
+    import pathspec
 
 SHELL_EXTENSIONS = (".sh", ".bash", ".slurm", ".sbatch")
 SHELL_INTERPRETERS = {"sh", "bash", "dash"}
@@ -52,7 +54,11 @@ class Excludes:
 
     def __init__(self, patterns: list[str], base: str):
         self.base = os.path.abspath(base)
-        self.spec = pathspec.GitIgnoreSpec.from_lines(patterns) if patterns else None
+        self.spec: pathspec.GitIgnoreSpec | None = None
+        if patterns:  # pathspec is imported only by a run that has excludes
+            import pathspec
+
+            self.spec = pathspec.GitIgnoreSpec.from_lines(patterns)
 
     def match(self, path: str, is_dir: bool = False) -> bool:
         if self.spec is None:

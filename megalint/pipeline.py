@@ -29,7 +29,6 @@ from megalint.megatron.catalogue_choice import catalogue_for
 from megalint.megatron.derived import derive
 from megalint.megatron.forks import world_size_rewritten
 from megalint.megatron.launch_parser import bind_launch, parser_for_launch
-from megalint.megatron.tool_parser import bind_tool, tool_parser
 from megalint.memory.launch_view import launch_memory
 from megalint.rulecontext.assumptions import with_quantity
 from megalint.rulecontext.fragment import fragment_context
@@ -269,6 +268,9 @@ def _tools(
     for launch in launches:
         (candidates if not names_megatron_entry(launch.entry_name) else kept).append(launch)
     for command in candidates:
+        # Imported here: reading a tool's parser needs libcst, and few files run such a tool.
+        from megalint.megatron.tool_parser import bind_tool, tool_parser
+
         parser = tool_parser(facts.path, command.entry_path, settings.source_roots)
         bound = bind_tool(command.argv, parser) if parser is not None else None
         if parser is None or bound is None:

@@ -25,7 +25,7 @@ def _exception_classes() -> dict[str, type[BaseException]]:
 
 def test_every_exception_reports_a_problem_or_stays_where_it_is_raised():
     classes = _exception_classes()
-    assert "megalint.engine.rulefile.RuleFileError" in classes
+    assert "megalint.errors.RuleFileError" in classes
     strays = [
         name
         for name, cls in classes.items()

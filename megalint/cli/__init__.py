@@ -7,9 +7,10 @@ runs through cli/guard.py, the one place errors become exit statuses.
 
 from __future__ import annotations
 
-import importlib.util
+import os
 import sys
 from collections.abc import Callable
+from typing import NoReturn
 
 from megalint.cli.guard import run_guarded
 from megalint.errors import ExitCode, UsageError
@@ -24,7 +25,7 @@ def _check(argv: list[str]) -> int:
 
 
 def _version(argv: list[str]) -> int:
-    from megalint.cli.check import version_text
+    from megalint.cli.version import version_text
 
     print(version_text())
     return ExitCode.CLEAN
@@ -65,6 +66,8 @@ MEMORY_MODULE = "megalint.cli.memory"
 
 def _memory(argv: list[str]) -> int:
     # A build without the memory report says so instead of failing on the import.
+    import importlib.util
+
     if importlib.util.find_spec(MEMORY_MODULE) is None:
         raise UsageError("`megalint memory` is not available in this build")
     from megalint.cli.memory import main as memory_main
@@ -90,3 +93,20 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in ("--version", "-V"):
         return run_guarded(_version, argv[1:])
     return run_guarded(_check, argv)
+
+
+def run() -> NoReturn:
+    """The `megalint` command: `main()`, then the exit, without tearing the interpreter down.
+
+    Freeing every module and object one by one takes about 13 ms, as long as checking a small
+    script, and nothing needs it: megalint closes the files it writes, and its output is flushed
+    here. A process pool or thread must be finished before `main()` returns (exit handlers do not
+    run).
+    """
+    status = main()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe (`megalint … | head`) or stream
+            pass
+    os._exit(status)

@@ -6,9 +6,12 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from megalint.checking.setup import AnalysisOptions, Configs, Setups
 from megalint.errors import UsageError
+
+if TYPE_CHECKING:
+    from megalint.checking.setup import Setups
 
 
 def add_analysis_options(p: argparse.ArgumentParser) -> None:
@@ -73,6 +76,9 @@ def analysis_setups(
     args: argparse.Namespace, *, exclude: Sequence[str] = (), failure_threshold: str | None = None
 ) -> Setups:
     """The setup of each file, from the analysis options and the configuration files."""
+    # Imported here: the options alone (`--help`) need none of the pipeline.
+    from megalint.checking.setup import AnalysisOptions, Configs, Setups
+
     configs = Configs(args.config, args.isolated)  # read first: their errors come before the options'
     options = AnalysisOptions(
         select=args.select,

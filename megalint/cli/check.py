@@ -5,22 +5,24 @@ status; the files are checked by megalint/checking/ (configuration, selection, s
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import shutil
 import sys
 from collections.abc import Sequence
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from megalint import __version__
-from megalint.checking.one_file import FixMode
-from megalint.checking.run import RunOptions, RunResult, check_files
 from megalint.cli.analysis import add_analysis_options, analysis_setups, check_analysis_options
 from megalint.cli.guard import note
+from megalint.cli.version import version_text
 from megalint.config import THRESHOLDS
 from megalint.discovery import STDIN
 from megalint.errors import ExitCode, UsageError
 from megalint.output import HUMAN_FORMATS, OutputTarget, parse_output_formats, render
-from megalint.output.common import RenderOptions, color_enabled
+
+if TYPE_CHECKING:
+    from megalint.checking.run import RunResult
 
 DEFAULT_WIDTH = 100
 
@@ -115,14 +117,19 @@ def _jobs(text: str) -> int:
     return int(text)
 
 
-def version_text() -> str:
-    from megalint.megatron.versions import KNOWN_VERSIONS
-
-    return f"megalint {__version__} (Megatron-LM versions: {', '.join(KNOWN_VERSIONS)})"
-
-
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
+    # Imported once the options are read: `--help` and a usage error need none of the pipeline.
+    # Importing it makes thousands of long-lived objects and no garbage: collecting meanwhile only
+    # costs time, and frozen they are left out of the collections of the run.
+    gc.disable()
+    try:
+        from megalint.checking.one_file import FixMode
+        from megalint.checking.run import RunOptions, check_files
+    finally:
+        gc.freeze()
+        gc.enable()
+
     targets = parse_output_formats(args.output_format)
     check_analysis_options(args)
     paths = args.paths or ([STDIN] if args.stdin_filename is not None else [])
@@ -159,6 +166,8 @@ def _width(is_tty: bool) -> int:
 
 
 def _emit(targets: Sequence[OutputTarget], run: RunResult, color_mode: str, unsafe_fixes: bool, stream: TextIO) -> None:
+    from megalint.output.common import RenderOptions, color_enabled
+
     step_summary = None
     if os.environ.get("GITHUB_STEP_SUMMARY"):
         from megalint.output.github import summary_writer

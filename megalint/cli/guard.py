@@ -7,8 +7,7 @@ import os
 import sys
 from collections.abc import Callable
 
-from megalint.engine import RuleFileError
-from megalint.errors import ExitCode, UsageError, internal_error_line
+from megalint.errors import ExitCode, RuleFileError, UsageError, internal_error_line
 
 
 def note(message: str) -> None:

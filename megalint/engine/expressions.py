@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass
-from difflib import get_close_matches
+from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
-import cel
-import cel.stdlib
-
+from megalint.engine.cel_binding import binding
 from megalint.engine.context import DEST_ROOTS, MAPPING_ROOTS, MISSING, ROOTS, lookup
 from megalint.engine.versions import VERSION_ROOT, VERSION_TESTS, VersionError, parse_version
 from megalint.errors import RuleDefinitionError
@@ -61,12 +59,24 @@ _BUILTINS = frozenset(
         "getMilliseconds",
     }
 )
-FUNCTIONS = (
-    _BUILTINS
-    | frozenset(name for ext in _STDLIB_EXTENSIONS for name in cel.stdlib.EXTENSIONS[ext])
-    | frozenset(VERSION_TESTS)
-)
-_NAMESPACES = frozenset(name.split(".")[0] for name in FUNCTIONS if "." in name)
+
+
+@cache
+def functions() -> frozenset[str]:
+    """The functions a rule may call: CEL's, the standard library's extensions megalint enables,
+    and the version tests."""
+    stdlib = binding()[1]
+    return (
+        _BUILTINS
+        | frozenset(n for ext in _STDLIB_EXTENSIONS for n in stdlib.EXTENSIONS[ext])
+        | frozenset(VERSION_TESTS)
+    )
+
+
+# The namespaces of the namespaced functions (`math.greatest`, `sets.contains`, `strings.quote`);
+# the scanner reads `math.x(` as a function call, not a context path. A test keeps it in step with
+# `functions()`, so that scanning an expression needs no CEL import.
+_NAMESPACES = frozenset({"math", "sets", "strings", "lists"})
 _MACROS = frozenset({"all", "exists", "exists_one", "map", "filter"})
 _KEYWORDS = frozenset({"true", "false", "null", "in"})
 
@@ -188,17 +198,26 @@ class EvalFailure(RuleDefinitionError):
 
 @dataclass
 class Expr:
+    """A checked expression; its CEL program is compiled when the expression first runs."""
+
     source: str
-    program: Any  # cel.Program
     scan: Scan
+    _program: Any = field(default=None, repr=False, compare=False)  # cel.Program
 
     @property
     def refs(self) -> tuple[Ref, ...]:
         return self.scan.refs
 
+    @property
+    def program(self) -> Any:
+        if self._program is None:
+            self._program = binding()[0].compile(_pass_job_version(self.source, _tokens(self.source))[0])
+        return self._program
+
     def __reduce__(self) -> tuple[Callable[[str, Scan], Expr], tuple[str, Scan]]:
-        # Compiled CEL programs do not pickle; a rule set sent to worker processes recompiles.
-        return (_restore, (self.source, self.scan))
+        # Compiled CEL programs do not pickle: a rule set read from the rule cache or sent to
+        # worker processes compiles each expression again when it first runs.
+        return (Expr, (self.source, self.scan))
 
     def run(self, env: Env) -> Any:
         try:
@@ -229,10 +248,6 @@ class Expr:
         if not out:
             out.append(key if key is not None else self.source)
         return tuple(out)
-
-
-def _restore(source: str, sc: Scan) -> Expr:
-    return Expr(source, cel.compile(_pass_job_version(source, _tokens(source))[0]), sc)
 
 
 _JOB_VERSION_ARG = f"{VERSION_ROOT}, "
@@ -308,7 +323,7 @@ def compile_expr(source: str, names: Iterable[str] = (), dests: Collection[str] 
         _check_version_tests(toks)
         compiled, inserted_at = _pass_job_version(source, toks)
     try:
-        program = cel.compile(compiled)
+        program = binding()[0].compile(compiled)
     except Exception as e:  # the binding raises ValueError with the parser's report
         text = str(e)
         m = _CEL_ERROR.search(text)
@@ -333,12 +348,14 @@ def compile_expr(source: str, names: Iterable[str] = (), dests: Collection[str] 
             if dests is not None and root in DEST_ROOTS and parts[1] not in dests:
                 raise ExprError(unknown_dest(parts[1], dests), ref.offset + len(root) + 1)
     for name, off in sc.functions:
-        if name not in FUNCTIONS:
+        if name not in functions():
             raise ExprError(f"unknown function '{name}'", off)
-    return Expr(source, program, sc)
+    return Expr(source, sc, program)
 
 
 def unknown_dest(name: str, dests: Collection[str]) -> str:
+    from difflib import get_close_matches
+
     close = get_close_matches(name, list(dests), n=1)
     hint = f"; did you mean '{close[0]}'?" if close else ""
     return f"unknown Megatron argument '{name}': no shipped catalogue defines it{hint}"
@@ -397,11 +414,12 @@ class Env:
         self.ctx = ctx
         self.needs = needs
         selected = needs.select(ctx) if needs is not None else {k: v for k, v in ctx.items() if k in ROOTS}
+        native, stdlib = binding()
         try:
-            self.cel = cel.Context(selected)
+            self.cel = native.Context(selected)
         except Exception as e:  # the binding raises TypeError/ValueError on a foreign value
             raise TypeError(f"the rule context holds a value CEL cannot represent: {e}") from None
-        cel.stdlib.add_stdlib_to_context(self.cel, _STDLIB_EXTENSIONS)
+        stdlib.add_stdlib_to_context(self.cel, _STDLIB_EXTENSIONS)
         for name, test in VERSION_TESTS.items():
             self.cel.add_function(name, test)
         self.scope: dict[str, Any] = dict(ctx)

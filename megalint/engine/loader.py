@@ -1,22 +1,28 @@
 """Load rule files: the packaged rules and the user's folders, each file read, validated and
-compiled, every problem of every file reported together in one `RuleFileError`."""
+compiled, every problem of every file reported together in one `RuleFileError`.
+
+The packaged rules come from the rule cache (rule_cache.py) once they have been read: the YAML
+reader, the JSON Schema and the catalogues are imported only to read a rule file.
+"""
 
 from __future__ import annotations
 
 import importlib.resources
+import os
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from megalint.engine.builder import RuleBuilder
+from megalint.engine import rule_cache
 from megalint.engine.rule import Rule, RuleSet
-from megalint.engine.rulefile import RuleError, RuleFile, RuleFileError, dedupe, read_rule_file, rule_schema
-from megalint.megatron.catalogue import shipped_dests
+from megalint.errors import RuleError, RuleFileError
 
 if TYPE_CHECKING:
     from importlib.abc import Traversable
+
+    from megalint.engine.rulefile import RuleFile
 
 RULE_SUFFIXES = (".yaml", ".yml")
 # rules/codes.yaml records which codes serve which categories; it is not a rule.
@@ -30,7 +36,6 @@ __all__ = [
     "packaged_rules",
     "packaged_rules_dir",
     "parse_rule_text",
-    "rule_schema",
 ]
 
 
@@ -45,6 +50,9 @@ def parse_rule_text(
     A packaged file (`path` is `rules/<category>/<file>`) must hold one rule, named as the file.
     With `dests`, every Megatron argument a rule names must be one of them.
     """
+    from megalint.engine.builder import RuleBuilder
+    from megalint.engine.rulefile import dedupe, read_rule_file
+
     doc, errors = read_rule_file(text, path)
     if doc is None:
         return [], errors, []
@@ -107,19 +115,48 @@ class _ParsedFile:
 
 
 def _parse(path: str, text: str, *, packaged: bool = False, check_arguments: bool = True) -> _ParsedFile:
+    from megalint.megatron.catalogue import shipped_dests
+
     dests = shipped_dests() if check_arguments else None
     _, errors, keys = parse_rule_text(text, path, packaged=packaged, dests=dests)
     return _ParsedFile(path, errors, keys)
 
 
+def packaged_rule_sources() -> list[tuple[str, bytes]]:
+    """The packaged rule files: (`rules/<category>/<file>`, content), in name order."""
+    folder = packaged_rules_dir()
+    if isinstance(folder, Path):  # installed as files: os.scandir reads them 4x faster than Traversable
+        return [(f"rules/{rel}", data) for rel, data in _files_on_disk(str(folder), "") if rel != CODE_REGISTRY]
+    return [(f"rules/{rel}", res.read_bytes()) for res, rel in _rule_files(folder) if rel != CODE_REGISTRY]
+
+
+def _files_on_disk(folder: str, rel: str) -> list[tuple[str, bytes]]:
+    """The rule files under `folder` as `_rule_files` finds them, with their contents."""
+    out: list[tuple[str, bytes]] = []
+    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        if entry.is_dir():
+            if not entry.name.startswith((".", "__")):
+                out.extend(_files_on_disk(entry.path, f"{rel}{entry.name}/"))
+        elif entry.name.endswith(RULE_SUFFIXES):
+            with open(entry.path, "rb") as fh:
+                out.append((f"{rel}{entry.name}", fh.read()))
+    return out
+
+
+def parse_packaged(sources: list[tuple[str, bytes]]) -> tuple[_ParsedFile, ...]:
+    """The packaged rule files read, validated and compiled: what the rule cache keeps."""
+    return tuple(_parse(path, data.decode("utf-8"), packaged=True) for path, data in sources)
+
+
+def _is_parsed_files(value: object) -> bool:
+    return isinstance(value, tuple) and all(isinstance(f, _ParsedFile) for f in value)
+
+
 @lru_cache(maxsize=1)
 def _packaged_files() -> tuple[_ParsedFile, ...]:
-    """The packaged rule files, read and compiled once per process."""
-    return tuple(
-        _parse(f"rules/{rel}", res.read_text("utf-8"), packaged=True)
-        for res, rel in _rule_files(packaged_rules_dir())
-        if rel != CODE_REGISTRY
-    )
+    """The packaged rule files, from the rule cache, else read and compiled (once per process)."""
+    sources = packaged_rule_sources()
+    return rule_cache.cached(sources, lambda: parse_packaged(sources), _is_parsed_files)
 
 
 @lru_cache(maxsize=1)

@@ -10,7 +10,6 @@ import importlib.resources
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from difflib import get_close_matches
 from functools import lru_cache
 from typing import Any
@@ -26,26 +25,7 @@ from ruamel.yaml.scalarstring import (
 )
 
 from megalint.engine import yamlpos
-from megalint.errors import RuleDefinitionError
-
-
-@dataclass(frozen=True)
-class RuleError:
-    path: str
-    line: int
-    column: int
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.path}:{self.line}:{self.column}: {self.message}"
-
-
-class RuleFileError(RuleDefinitionError):
-    """One or more rule files are invalid; `str()` is one `file:line:col: message` per line."""
-
-    def __init__(self, errors: list[RuleError]):
-        self.errors = sorted(errors, key=lambda e: (e.path, e.line, e.column))
-        super().__init__("\n".join(str(e) for e in self.errors))
+from megalint.errors import RuleError
 
 
 @lru_cache(maxsize=1)

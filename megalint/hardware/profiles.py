@@ -27,6 +27,7 @@ decision alone.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields, replace
@@ -312,8 +313,10 @@ def _read_yaml(text: str) -> Any:
 
 @cache
 def _shipped() -> _Profiles:
-    text = resources.files("megalint.data").joinpath("gpus.yaml").read_text(encoding="utf-8")
-    return _build(_read_yaml(text)["gpus"], "megalint/data/gpus.yaml")
+    # gpus.json is generated from gpus.yaml (tools/gen_gpus_json.py; a test keeps them in step):
+    # the standard library reads it without importing a YAML reader.
+    text = resources.files("megalint.data").joinpath("gpus.json").read_text(encoding="utf-8")
+    return _build(json.loads(text)["gpus"], "megalint/data/gpus.yaml")
 
 
 def load_profiles(path: str | Path | None = None) -> list[GpuProfile]:

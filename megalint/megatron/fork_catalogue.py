@@ -15,12 +15,10 @@ from dataclasses import dataclass, replace
 from functools import cache, lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from megalint.megatron.catalogue import SHIPPED_FOLDERS, Catalogue, CatalogueError
 from megalint.megatron.catalogue_choice import catalogue_for, release_catalogue
-from megalint.megatron.extract import extract_from_tree
-from megalint.megatron.extract.added_flags import AddedFlags, read_added_flags
 from megalint.megatron.extract.sources import DirectoryTree, ExtractError
 from megalint.megatron.extraction_cache import cached
 from megalint.megatron.forks import (
@@ -31,6 +29,9 @@ from megalint.megatron.forks import (
     PAI_MEGATRON_PATCH,
     Fork,
 )
+
+if TYPE_CHECKING:
+    from megalint.megatron.extract.added_flags import AddedFlags
 
 # MindSpeed and MindSpeed-LLM patch Megatron-LM core_v0.12.1 (MindSpeed-LLM's 3rdparty/Megatron-LM
 # submodule pins a845aa7e, that tag).
@@ -128,6 +129,10 @@ def _first_definitions(flags: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _extract(
     fork: Fork, tree: Path | None, base: str, scans: list[tuple[Path, list[str]]]
 ) -> tuple[dict[str, Any], list[Path]]:
+    # Imported here: reading a tree needs libcst; a catalogue from the extraction cache does not.
+    from megalint.megatron.extract import extract_from_tree
+    from megalint.megatron.extract.added_flags import AddedFlags, read_added_flags
+
     read: list[Path] = []
     if tree is not None:
         extracted = extract_from_tree(DirectoryTree(tree))

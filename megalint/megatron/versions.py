@@ -20,11 +20,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from megalint.errors import MegalintError
-
-HEAD = "HEAD"
-
-# Newest first. HEAD is NVIDIA/Megatron-LM main at d98e8a64.
-KNOWN_VERSIONS: tuple[str, ...] = ("HEAD", "0.19", "0.15", "0.12", "0.8")
+from megalint.megatron.known_versions import HEAD as HEAD
+from megalint.megatron.known_versions import KNOWN_VERSIONS as KNOWN_VERSIONS
 
 VersionKey = tuple[int, int, int]
 HEAD_KEY: VersionKey = (10**6, 0, 0)  # newer than every release

@@ -9,29 +9,54 @@ with `sources` mapping a path to its SourceFile, `rules` a code to its RuleInfo 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import importlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from megalint.diagnostics import Diagnostic
-from megalint.engine.rule import RuleInfo
 from megalint.errors import UsageError
-from megalint.output import concise, full, github, gitlab, grouped, json_format, junit, sarif
-from megalint.output.common import RenderOptions
-from megalint.source import SourceFile
 
-Renderer = Callable[[Sequence[Diagnostic], Mapping[str, SourceFile], Mapping[str, RuleInfo], RenderOptions], str]
+if TYPE_CHECKING:
+    from megalint.diagnostics import Diagnostic
+    from megalint.engine.rule import RuleInfo
+    from megalint.output.common import RenderOptions
+    from megalint.source import SourceFile
 
-FORMATS: dict[str, Renderer] = {
-    "full": full.render,
-    "concise": concise.render,
-    "grouped": grouped.render,
-    "json": json_format.render,
-    "json-lines": json_format.render_lines,
-    "sarif": sarif.render,
-    "github": github.render,
-    "gitlab": gitlab.render,
-    "junit": junit.render,
-}
+    Renderer = Callable[[Sequence[Diagnostic], Mapping[str, SourceFile], Mapping[str, RuleInfo], RenderOptions], str]
+
+
+class _Renderers(Mapping[str, "Renderer"]):
+    """Each format's renderer, its module imported when the format is first used: a run that
+    writes JSON does not import rich, the human formats' terminal library."""
+
+    def __init__(self, where: dict[str, tuple[str, str]]):
+        self._where = where  # format -> (module, function)
+
+    def __getitem__(self, name: str) -> Renderer:
+        module, function = self._where[name]
+        renderer: Renderer = getattr(importlib.import_module(f"megalint.output.{module}"), function)
+        return renderer
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._where)
+
+    def __len__(self) -> int:
+        return len(self._where)
+
+
+FORMATS: Mapping[str, Renderer] = _Renderers(
+    {
+        "full": ("full", "render"),
+        "concise": ("concise", "render"),
+        "grouped": ("grouped", "render"),
+        "json": ("json_format", "render"),
+        "json-lines": ("json_format", "render_lines"),
+        "sarif": ("sarif", "render"),
+        "github": ("github", "render"),
+        "gitlab": ("gitlab", "render"),
+        "junit": ("junit", "render"),
+    }
+)
 DEFAULT_FORMAT = "full"
 # Formats a terminal reader sees; the CLI only colours these.
 HUMAN_FORMATS = frozenset({"full", "concise", "grouped"})
@@ -88,9 +113,20 @@ def render(
     rules: Mapping[str, RuleInfo],
     options: RenderOptions | None = None,
 ) -> str:
+    from megalint.output.common import RenderOptions
+
     if format not in FORMATS:
         raise OutputFormatError(f"unknown output format {format!r}")
     return FORMATS[format](diagnostics, sources, rules, options or RenderOptions())
+
+
+def __getattr__(name: str) -> Any:
+    # RenderOptions is imported when asked for: its module reads the rules' types.
+    if name == "RenderOptions":
+        from megalint.output.common import RenderOptions
+
+        return RenderOptions
+    raise AttributeError(f"module 'megalint.output' has no attribute {name!r}")
 
 
 __all__ = [

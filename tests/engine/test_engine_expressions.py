@@ -279,3 +279,21 @@ def test_version_test_errors(source, message, offset):
     with pytest.raises(ExprError) as info:
         compile_expr(source)
     assert info.value.message.startswith(message) and info.value.offset == offset
+
+
+def test_the_scanners_namespaces_are_those_of_the_functions():
+    # Scanning needs no CEL import, so the namespaces are written out; they must stay in step.
+    from megalint.engine.expressions import _NAMESPACES, functions
+
+    assert frozenset(name.split(".")[0] for name in functions() if "." in name) == _NAMESPACES
+
+
+def test_an_unpickled_expression_compiles_when_it_first_runs():
+    import pickle
+
+    e = compile_expr("math.greatest(args.a, 2) > 3 && version_at_least('0.12')")
+    again = pickle.loads(pickle.dumps(e))
+    assert again == e and again._program is None
+    ctx = {"args": {"a": 5}, "megatron": "0.15"}
+    assert again.run(env(**ctx)) is True and again._program is not None
+    assert e.run(env(**ctx)) is True

@@ -16,9 +16,10 @@ BAD = DATA / "bad"
 
 
 @pytest.fixture(autouse=True, params=["libyaml", "ruamel"])
-def yaml_loader(request, monkeypatch):
+def yaml_loader(request, monkeypatch, tmp_path_factory):
     """Every loader test runs with both YAML readers: errors must not depend on which one."""
-    loader._packaged_files.cache_clear()  # the packaged rules are read anew with each reader
+    loader._packaged_files.cache_clear()  # the packaged rules are read anew with each reader,
+    monkeypatch.setenv("MEGALINT_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))  # not from the cache
     if request.param == "ruamel":
         monkeypatch.setattr(yamlpos, "_CLOADER", None)
     elif not yamlpos.fast_available():

@@ -36,12 +36,13 @@ def test_wheel_carries_code_rules_and_data(snapshot, wheelhouse):
     assert not missing, f"not in the wheel: {sorted(missing)}"
     assert any(n.startswith("megalint/data/catalogue-extracted/") for n in names)
     assert any(n.startswith("megalint/data/catalogue/") for n in names)
-    assert "megalint/data/gpus.yaml" in names
+    assert "megalint/data/gpus.yaml" in names and "megalint/data/gpus.json" in names
     # Nothing of the repository's tests or fixtures leaks into the package.
     assert not [n for n in names if n.startswith(("tests/", "fixtures/", "docs/", "tools/", "rules/"))]
     entry = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
     text = zipfile.ZipFile(the_wheel(wheelhouse)).read(entry[0]).decode()
-    assert re.search(r"^megalint\s*=\s*megalint\.cli:main$", text, re.M)
+    # cli.run: main(), then the exit without the interpreter's teardown
+    assert re.search(r"^megalint\s*=\s*megalint\.cli:run$", text, re.M)
 
 
 @pytest.fixture(scope="module")

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import os
 import re
+from typing import TYPE_CHECKING, Any
 
-from .model import Catalogue, Flag
-from .parser_walk import ParserWalker
-from .pymodules import ModuleIndex
 from .sources import ExtractError, SourceTree, open_tree
+
+if TYPE_CHECKING:
+    from .model import Catalogue, Flag
 
 __all__ = ["Catalogue", "ExtractError", "Flag", "extract_catalogue", "extract_from_tree"]
 
@@ -37,6 +38,12 @@ def extract_catalogue(
 def extract_from_tree(
     tree: SourceTree, version_label: str | None = None, generated_from: str | None = None
 ) -> Catalogue:
+    # Imported here: libcst is needed to read a tree, not to name this package's errors and sources
+    # (a fork's catalogue read from the extraction cache).
+    from .model import Catalogue
+    from .parser_walk import ParserWalker
+    from .pymodules import ModuleIndex
+
     args_path = tree.arguments_path()
     module_name = args_path[: -len(".py")].replace("/", ".")
     index = ModuleIndex(tree)
@@ -55,6 +62,14 @@ def extract_from_tree(
     return Catalogue(
         version=label, generated_from=origin, flags=flags, warnings=warnings, parsed_files=index.parsed_files
     )
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("Catalogue", "Flag"):
+        from . import model
+
+        return getattr(model, name)
+    raise AttributeError(f"module 'megalint.megatron.extract' has no attribute {name!r}")
 
 
 _WHEEL_VERSION = re.compile(r"^[A-Za-z0-9_.]+?-(?P<version>[0-9][^-]*)-")

@@ -1,0 +1,84 @@
+"""What a command imports: nothing it does not use. Each case runs in a fresh interpreter and
+names the modules it finds in `sys.modules` that it should not have imported."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CLEAN = "#!/bin/bash\nset -euo pipefail\necho hello\n"
+LAUNCH = "#!/bin/bash\ntorchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 2 --tensor-model-parallel-size 3\n"
+
+# Read only to check a user's rule files or configuration, or by one output format or option.
+THIRD_PARTY = ("ruamel", "yaml", "jsonschema", "libcst", "pathspec", "cel.cli", "typer", "prompt_toolkit", "pygments")
+PIPELINE = ("megalint.pipeline", "megalint.engine.evaluate", "megalint.shell.parse", "tree_sitter", "cel", "rich")
+
+_PROBE = """
+import json, sys
+from megalint.cli import main
+sys.stdout = open({out!r}, "w")
+rc = main(sys.argv[1:])
+sys.stdout.close()
+sys.stdout = sys.__stdout__
+print(json.dumps({{"rc": rc, "modules": sorted(sys.modules)}}))
+"""
+
+
+def _modules(tmp_path: Path, *argv: str) -> set[str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(MEGALINT_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(ROOT))
+    probe = _PROBE.format(out=str(tmp_path / "out.txt"))
+    run = lambda: subprocess.run(  # noqa: E731
+        [sys.executable, "-c", probe, *argv], capture_output=True, text=True, env=env, cwd=tmp_path, check=True
+    )
+    run()  # the first run of a cache folder reads the packaged rules: the second is the usual run
+    return set(json.loads(run().stdout)["modules"])
+
+
+def _loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in modules for n in names if m == n or m.startswith(n + "."))
+
+
+@pytest.mark.parametrize("flag", ["--version", "-V"])
+def test_version_imports_almost_nothing(tmp_path, flag):
+    modules = _modules(tmp_path, flag)
+    assert _loaded(modules, THIRD_PARTY + PIPELINE + ("argparse", "dataclasses", "megalint.engine")) == []
+
+
+def test_help_imports_no_pipeline(tmp_path):
+    modules = _modules(tmp_path, "--help")
+    assert _loaded(modules, THIRD_PARTY + PIPELINE + ("megalint.engine", "megalint.checking")) == []
+
+
+@pytest.mark.parametrize("fmt", ["full", "json", "concise"])
+def test_a_run_imports_only_what_it_uses(tmp_path, fmt):
+    (tmp_path / "clean.sh").write_text(CLEAN)
+    (tmp_path / "launch.sh").write_text(LAUNCH)
+    # One process: with a pool the rules run in its workers, whose imports the probe does not see.
+    modules = _modules(tmp_path, "--isolated", "--jobs", "1", "--output-format", fmt, "clean.sh", "launch.sh")
+    assert _loaded(modules, THIRD_PARTY) == []
+    # rich only for the human formats; CEL's compiled module, never its command line
+    assert bool(_loaded(modules, ("rich",))) == (fmt in ("full", "concise"))
+    assert "cel.cel" in modules
+
+
+def test_excludes_import_pathspec(tmp_path):
+    (tmp_path / "clean.sh").write_text(CLEAN)
+    modules = _modules(tmp_path, "--isolated", "--exclude", "skip/", ".")
+    assert "pathspec" in modules
+
+
+@pytest.mark.parametrize(
+    "script", ["fixtures/forks/tree/examples/run.sh", "fixtures/forks/deepspeed/examples_deepspeed/run.sh"]
+)
+def test_a_forks_catalogue_from_the_extraction_cache_needs_no_libcst(tmp_path, script):
+    # The first run reads the tree's parser with libcst and caches it; the second reads the cache.
+    modules = _modules(tmp_path, "--isolated", "--output-format", "json", str(ROOT / script))
+    assert _loaded(modules, ("libcst",)) == []
+    assert "megalint.megatron.fork_catalogue" in modules

@@ -1,0 +1,161 @@
+"""The packaged rules kept in the rule cache: the same rules, the same output, and an entry that is
+truncated, corrupt or of another build ignored and written again."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from megalint.engine import loader, rule_cache
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "fixtures"
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch) -> Path:
+    """An empty cache folder, and the packaged rules read anew from it."""
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("MEGALINT_CACHE_DIR", str(folder))
+    _forget()
+    yield folder
+    _forget()
+
+
+def _forget() -> None:
+    """Forget the packaged rules this process has read: the next use reads them from the cache."""
+    loader._packaged_files.cache_clear()
+    loader.packaged_rules.cache_clear()
+
+
+def _entry() -> Path:
+    return rule_cache.entry_path(rule_cache.cache_key(loader.packaged_rule_sources()))
+
+
+def _rules_json() -> list[dict]:
+    return [r.to_json() for r in loader.packaged_rules()]
+
+
+def _shape(files) -> list:
+    """What the engine and the duplicate checks read of parsed rule files."""
+    return [
+        (f.path, f.errors, [(rule.to_json(), rule.examples, rule.docs, code, name) for rule, code, name in f.keys])
+        for f in files
+    ]
+
+
+def test_cached_rules_are_the_rules_read(cache):
+    read = loader.parse_packaged(loader.packaged_rule_sources())
+    loader.packaged_rules()  # reads the files and writes the entry
+    assert _entry().is_file()
+    _forget()
+    assert _shape(loader._packaged_files()) == _shape(read)  # from the entry
+
+
+def test_cel_programs_are_compiled_when_their_rule_first_runs(cache):
+    loader.packaged_rules()
+    _forget()
+    exprs = [e for r in loader.packaged_rules() for e, _ in r.exprs()]
+    assert exprs and all(e._program is None for e in exprs)
+    assert exprs[0].program is not None and exprs[0]._program is not None
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(lambda b: b[: len(b) // 2], id="truncated"),
+        pytest.param(lambda b: b[:100] + bytes([b[100] ^ 0xFF]) + b[101:], id="a byte changed"),
+        pytest.param(lambda b: b"", id="empty"),
+        pytest.param(lambda b: b"not a cache entry\n", id="garbage"),
+    ],
+)
+def test_a_damaged_entry_is_ignored_and_written_again(cache, damage):
+    want = _rules_json()
+    entry = _entry()
+    good = entry.read_bytes()
+    entry.write_bytes(damage(good))
+    _forget()
+    assert _rules_json() == want
+    assert entry.read_bytes() == good
+
+
+def test_an_entry_holding_something_else_is_ignored(cache):
+    want = _rules_json()
+    entry = _entry()
+    rule_cache.write_entry(entry, ["not", "rules"])  # a valid checksum over the wrong content
+    _forget()
+    assert _rules_json() == want
+    assert isinstance(rule_cache.read_entry(entry), tuple)
+
+
+def test_an_unwritable_cache_only_costs_the_work(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    monkeypatch.setenv("MEGALINT_CACHE_DIR", str(blocker / "cache"))  # under a file: cannot be made
+    _forget()
+    try:
+        assert len(loader.packaged_rules()) > 100
+    finally:
+        _forget()
+
+
+def test_the_key_follows_the_rule_files_and_megalint(monkeypatch):
+    sources = loader.packaged_rule_sources()
+    key = rule_cache.cache_key(sources)
+    assert rule_cache.cache_key(list(sources)) == key
+    path, data = sources[0]
+    assert rule_cache.cache_key([(path, data + b"\n"), *sources[1:]]) != key
+    assert rule_cache.cache_key(sources[1:]) != key
+    monkeypatch.setattr(rule_cache, "__version__", "0.0.0-other")
+    assert rule_cache.cache_key(sources) != key
+
+
+def _run(cache_dir: Path, *argv: str) -> subprocess.CompletedProcess[bytes]:
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "GITHUB_STEP_SUMMARY")}
+    env.update(MEGALINT_CACHE_DIR=str(cache_dir), COLUMNS="100", PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-m", "megalint", *argv], capture_output=True, env=env, cwd=ROOT)
+
+
+def test_a_run_from_the_cache_prints_what_a_run_that_reads_the_rules_prints(tmp_path):
+    scripts = sorted(str(p.relative_to(ROOT)) for p in (FIXTURES / "headline").rglob("*.sh"))[:12]
+    scripts += sorted(str(p.relative_to(ROOT)) for p in (FIXTURES / "cli").rglob("*.sh"))[:4]
+    assert scripts
+    for fmt in ("full", "json"):
+        argv = ("--isolated", "--exit-zero", "--output-format", fmt, *scripts)
+        cold = _run(tmp_path / fmt, *argv)  # reads the rule files, writes the entry
+        assert list((tmp_path / fmt / "rules").iterdir())
+        warm = _run(tmp_path / fmt, *argv)  # reads the entry
+        assert cold.returncode == warm.returncode == 0, cold.stderr
+        assert cold.stdout == warm.stdout and cold.stderr == warm.stderr
+        assert cold.stdout
+
+
+def test_the_rule_files_read_from_disk_are_those_the_package_resources_name():
+    folder = loader.packaged_rules_dir()
+    assert isinstance(folder, Path)
+    by_resources = [
+        (f"rules/{rel}", res.read_bytes()) for res, rel in loader._rule_files(folder) if rel != loader.CODE_REGISTRY
+    ]
+    assert loader.packaged_rule_sources() == by_resources
+    assert len(by_resources) > 100
+
+
+def test_runs_that_fill_one_cache_at_once_print_the_same(tmp_path):
+    # Each writes its own temporary file and renames it over the entry: none reads a half-written one.
+    script = tmp_path / "job.sh"
+    script.write_text("torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 2 --tensor-model-parallel-size 3\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "GITHUB_STEP_SUMMARY")}
+    env.update(MEGALINT_CACHE_DIR=str(tmp_path / "cache"), COLUMNS="100", PYTHONPATH=str(ROOT))
+    argv = [sys.executable, "-m", "megalint", "--isolated", "--output-format", "json", str(script)]
+    runs = [subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env) for _ in range(4)]
+    outputs = [run.communicate() for run in runs]
+    assert [run.returncode for run in runs] == [1] * 4
+    assert len(set(outputs)) == 1
+    entries = list((tmp_path / "cache" / "rules").iterdir())
+    assert [e.suffix for e in entries] == [".pickle"]  # no temporary file left
+    assert isinstance(rule_cache.read_entry(entries[0]), tuple)
+    assert _run(tmp_path / "cache", "--isolated", "--output-format", "json", str(script)).stdout == outputs[0][0]
