@@ -73,8 +73,8 @@ class LaunchResult:
     left_to_launch: list[tuple[str, str]] = field(default_factory=list)
     # Of a program with a parser of its own (launch/tools.py): how messages name that parser.
     tool: str | None = None
-    # Whether the launch's parser was read from Python source (a fork's, an entry point's provider).
-    read_code: bool = False
+    # The Python files the launch's parser was read from (a fork's, an entry point's provider).
+    code: tuple[str, ...] = ()
     # The context for another node or process count (engine/assumptions.py)
     vary: Vary | None = None
 
@@ -95,9 +95,9 @@ class FileResult:
     # Programs that read Megatron-like flags with a parser of their own (launcher "tool").
     tools: list[LaunchResult] = field(default_factory=list)
     gpu: GpuChoice | None = None  # how the GPU was chosen: the hint that won, the ones that lost
-    # Whether Python source besides the scripts decided a launch (a fork's parser, an entry point's
-    # provider, a program's own parser): what such a result rests on is not only the scripts' text.
-    read_code: bool = False
+    # The Python files besides the scripts that decided a launch (a fork's parser, an entry point's
+    # provider, a program's own parser): a result resting on them is stale once one changes.
+    code: frozenset[str] = frozenset()
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -203,8 +203,7 @@ def lint_facts(facts: ScriptFacts, launches: list[Launch], settings: Settings) -
             targets.append(target)
         else:
             fork_targets.setdefault(fork.name, []).append(target)
-        read_code = parser.fork is not None or parser.whole
-        results.append(LaunchResult(launch, bound, ctx, detection, profile, vary=vary, read_code=read_code))
+        results.append(LaunchResult(launch, bound, ctx, detection, profile, vary=vary, code=parser.code))
     # A flag value reading a variable nothing sets is a shell finding only a bound launch shows.
     facts.findings = facts.findings + unset_variable_findings(facts, [r.bound for r in results])
     held = {str(w.span) for tr in tool_results for w in tr.launch.argv if w.span is not None}
@@ -219,7 +218,7 @@ def lint_facts(facts: ScriptFacts, launches: list[Launch], settings: Settings) -
     if facts.findings and len(script_rules):
         script = Target(script_context(facts, version), ScriptLocator(facts), None)
         _merge_into(evaluation, evaluate(script_rules, [script]))
-    read_code = bool(tool_results) or any(r.read_code for r in results + fragment_results)
+    code = frozenset(f for r in results + fragment_results + tool_results for f in r.code)
     return FileResult(
         facts.path,
         facts,
@@ -231,7 +230,7 @@ def lint_facts(facts: ScriptFacts, launches: list[Launch], settings: Settings) -
         fragment_results,
         tool_results,
         gpu,
-        read_code,
+        code,
     )
 
 
@@ -281,7 +280,7 @@ def _tools(
         ctx = tool_context(bound, parser.name)
         cond = " and ".join(command.condition) if command.condition else None
         targets.append(Target(ctx, LaunchLocator(command, bound, facts, None, facts.findings), cond))
-        results.append(LaunchResult(command, bound, ctx, None, None, tool=parser.name))
+        results.append(LaunchResult(command, bound, ctx, None, None, tool=parser.name, code=(str(parser.entry_file),)))
     order = {id(la): i for i, la in enumerate(launches)}
     return results, targets, sorted(kept, key=lambda la: order[id(la)])
 
@@ -364,8 +363,7 @@ def _fragments(
         (targets if fork is None or fork.validates_as_upstream else fork_targets.setdefault(fork.name, [])).append(
             target
         )
-        read_code = parser.fork is not None or parser.whole
-        results.append(LaunchResult(fragment, bound, ctx, None, None, left, read_code=read_code))
+        results.append(LaunchResult(fragment, bound, ctx, None, None, left, code=parser.code))
     return results
 
 

@@ -22,6 +22,7 @@ import pickle
 import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import cache
 from importlib.abc import Traversable
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,8 @@ from megalint.errors import InputError
 from megalint.shell.parse import decode
 
 FOLDER = ".megalint_cache"
-MAGIC = b"megalint-result-1\n"
+CODE = "code:"  # marks, in an entry's files read, a Python file rather than a sourced script
+MAGIC = b"megalint-result-2\n"
 _DIGEST = hashlib.sha256().digest_size
 # Types an entry may hold besides megalint's own (a builtin container or an enum's base).
 _SAFE_BUILTINS = frozenset({"set", "frozenset", "tuple", "list", "dict", "str", "int", "float", "bool"})
@@ -82,7 +84,7 @@ class ResultCache:
         return os.path.join(self.root, FOLDER)
 
     def key(self, shown: str, text: str) -> str:
-        return digest(__version__, self.setup_key, shown, text)
+        return digest(__version__, build_stamp(), self.setup_key, shown, text)
 
     def _path(self, key: str) -> str:
         return os.path.join(self.folder, key[:2], key[2:])
@@ -111,6 +113,11 @@ class ResultCache:
     def put(self, shown: str, text: str, outcome: Outcome) -> None:
         """Store the outcome; a cache that cannot be written is left alone."""
         read = {path: digest(src.text) for path, src in outcome.sources.items() if path != shown}
+        for path in outcome.code:
+            hashed = _code_digest(path)
+            if hashed is None:
+                return  # a file it rests on cannot be read now: nothing to check a later run against
+            read[CODE + path] = hashed
         payload = pickle.dumps((outcome, read), protocol=pickle.HIGHEST_PROTOCOL)
         target = self._path(self.key(shown, text))
         try:
@@ -135,10 +142,48 @@ class ResultCache:
         os.makedirs(folder, exist_ok=True)
 
 
+@cache
+def build_stamp() -> str:
+    """The size and time of every file of this megalint: a checkout changed between runs, with the
+    same version number, is another megalint whose results are not these."""
+    root = Path(__file__).resolve().parent.parent
+    parts: list[str] = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith((".py", ".json", ".yaml")):
+                st = os.stat(os.path.join(folder, name))
+                parts.append(f"{os.path.relpath(os.path.join(folder, name), root)}:{st.st_size}:{st.st_mtime_ns}")
+    return digest(*parts)
+
+
+def _code_digest(path: str) -> str | None:
+    """The hash of a Python file a result rests on, worked out once per version of the file in a
+    run (many scripts rest on the same fork's sources)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return _file_digest(path, st.st_mtime_ns, st.st_size)
+
+
+@cache
+def _file_digest(path: str, _mtime_ns: int, _size: int) -> str | None:
+    try:
+        with open(path, "rb") as fh:
+            return digest(fh.read())
+    except OSError:
+        return None
+
+
 def _unchanged(read: Mapping[Any, Any]) -> bool:
     for path, hashed in read.items():
         if not isinstance(path, str):
             return False
+        if path.startswith(CODE):
+            if _code_digest(path[len(CODE) :]) != hashed:
+                return False
+            continue
         try:
             with open(path, "rb") as fh:
                 text = decode(path, fh.read())

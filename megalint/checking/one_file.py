@@ -38,9 +38,9 @@ class Outcome:
     fixed_text: str | None = None  # the text to write back (with --fix, even when unchanged)
     changed: bool = False
     notes: list[str] = field(default_factory=list)  # why some fixes were not applied
-    # Python source besides the scripts decided it (a fork's parser, a program's own): not cached,
-    # since a change there would not show in the scripts' text.
-    read_code: bool = False
+    # The Python files besides the scripts that decided it (a fork's parser, a program's own):
+    # a cached result is used only while they are unchanged.
+    code: frozenset[str] = frozenset()
 
 
 def check_text(text: str, shown: str, setup: Setup, fixes: FixMode) -> Outcome:
@@ -50,7 +50,7 @@ def check_text(text: str, shown: str, setup: Setup, fixes: FixMode) -> Outcome:
     # The GPU given to megalint lost to the script's own: said on the side, as it is about the run.
     gpu_notes = [f"{shown}: {result.gpu.option_note}"] if result.gpu is not None and result.gpu.option_note else []
     if not fixes.active:
-        return Outcome(diags, dict(result.sources), notes=gpu_notes, read_code=result.read_code)
+        return Outcome(diags, dict(result.sources), notes=gpu_notes, code=result.code)
     last = [result]
 
     def relint(new_text: str) -> list[Diagnostic]:
@@ -58,9 +58,7 @@ def check_text(text: str, shown: str, setup: Setup, fixes: FixMode) -> Outcome:
         return finalise(last[0], new_text, setup, shown)
 
     res = apply_fixes(text, diags, unsafe=fixes.unsafe, reparse_ok=bash_parses, relint=relint, path=shown)
-    outcome = Outcome(
-        list(res.remaining), dict(last[0].sources), res.fixed_count, notes=gpu_notes, read_code=last[0].read_code
-    )
+    outcome = Outcome(list(res.remaining), dict(last[0].sources), res.fixed_count, notes=gpu_notes, code=last[0].code)
     if res.refused:
         outcome.notes.append(f"{shown}: no fix applied: {res.refused}")
     if res.rejected:

@@ -69,7 +69,7 @@ def check_all(todo: Sequence[Todo], fixes: FixMode, jobs: int, cache_for: CacheF
         if result == _AGAIN:
             result = check_one(item, fixes)
         cache = caches[k]
-        if cache is not None and isinstance(result, Outcome) and not result.read_code:
+        if cache is not None and isinstance(result, Outcome):
             cache.put(item[1], item[0], result)
         yield result
 

@@ -43,18 +43,19 @@ def _entry_path(key: str) -> Path:
     return cache_dir() / "catalogues" / f"{name}.json"
 
 
-def _valid(entry: Any, key: str) -> dict[str, Any] | None:
+def _valid(entry: Any, key: str) -> tuple[dict[str, Any], list[str]] | None:
     if not isinstance(entry, dict) or entry.get("key") != key or not isinstance(entry.get("files"), dict):
         return None
     for path, digest in entry["files"].items():
         if file_digest(Path(path)) != digest:
             return None
     data = entry.get("data")
-    return data if isinstance(data, dict) else None
+    return (data, [str(p) for p in entry["files"]]) if isinstance(data, dict) else None
 
 
-def cached(key: str, make: Callable[[], tuple[dict[str, Any], Iterable[Path]]]) -> dict[str, Any]:
-    """The data `make` returns for `key`, from the cache while the files it read are unchanged.
+def cached(key: str, make: Callable[[], tuple[dict[str, Any], Iterable[Path]]]) -> tuple[dict[str, Any], list[str]]:
+    """The data `make` returns for `key`, from the cache while the files it read are unchanged;
+    and those files.
 
     `make` returns the data (JSON-able) and the files it read."""
     where = _entry_path(key)
@@ -62,9 +63,9 @@ def cached(key: str, make: Callable[[], tuple[dict[str, Any], Iterable[Path]]]) 
         entry = json.loads(where.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         entry = None
-    data = _valid(entry, key)
-    if data is not None:
-        return data
+    found = _valid(entry, key)
+    if found is not None:
+        return found
     data, files = make()
     digests = {str(p): file_digest(p) for p in files}
     try:
@@ -74,4 +75,4 @@ def cached(key: str, make: Callable[[], tuple[dict[str, Any], Iterable[Path]]]) 
         tmp.replace(where)
     except OSError:
         pass  # a cache that cannot be written only costs the next run the same work
-    return data
+    return data, list(digests)

@@ -58,6 +58,7 @@ class ForkCatalogue:
     missing: str | None
     base_pinned: bool
     extra_options: tuple[str, ...] = ()  # what it defines that no Megatron-LM release does
+    sources: tuple[str, ...] = ()  # the files it was read from
 
 
 def _megatron_tree(folders: Sequence[Path]) -> Path | None:
@@ -195,7 +196,7 @@ def _fork_catalogue(name: str, root: Path | None, source_roots: tuple[str, ...],
         missing = f"the {fork.name} source is not at hand: name its checkout with --megatron-root"
     key_parts = [fork.name, str(tree), base, *(f"{r}:{','.join(files)}" for r, files in scans)]
     try:
-        data = cached("\n".join(key_parts), lambda: _extract(fork, tree, base, scans))
+        data, sources = cached("\n".join(key_parts), lambda: _extract(fork, tree, base, scans))
     except RecursionError:
         raise ExtractError(f"{tree}: the parser nests too deeply to read") from None
     try:
@@ -204,7 +205,8 @@ def _fork_catalogue(name: str, root: Path | None, source_roots: tuple[str, ...],
         raise ExtractError(str(exc)) from None
     # MindSpeed(-LLM) pin a known release; any other base chosen here is a guess.
     extra = tuple(sorted(set(catalogue.option_strings()) - _upstream_options()))
-    return ForkCatalogue(catalogue, missing, tree is not None or fork.name in (MINDSPEED, MINDSPEED_LLM), extra)
+    pinned = tree is not None or fork.name in (MINDSPEED, MINDSPEED_LLM)
+    return ForkCatalogue(catalogue, missing, pinned, extra, tuple(sources))
 
 
 _OPTION = re.compile(r'"option_strings":\s*\[([^\]]*)\]')

@@ -29,7 +29,8 @@ class LaunchParser:
     the fork's parser is not at hand; `other_releases` why a flag of another Megatron-LM release
     is not known to be wrong (the fork's pinned base is not at hand); `whole` that the catalogue
     is the entry point's whole parser (the flags its `extra_args_provider` adds included);
-    `release` why `version` is the release the launch pins rather than the run's."""
+    `release` why `version` is the release the launch pins rather than the run's; `code` the
+    Python files it was read from (a result resting on them is stale once one of them changes)."""
 
     catalogue: Catalogue
     version: str
@@ -38,6 +39,7 @@ class LaunchParser:
     other_releases: str | None = None
     whole: bool = False
     release: str | None = None
+    code: tuple[str, ...] = ()
 
 
 def _whole(fork: Fork, entry: str | None) -> bool:
@@ -84,12 +86,13 @@ def parser_for_launch(
         found = fork_catalogue(fork, source_roots, version_text)
     except ExtractError as exc:
         return LaunchParser(catalogue, version, fork, f"the {fork.name} parser could not be read: {exc}")
+    code = found.sources + ((str(fork.entry_file),) if fork.entry_file is not None else ())
     if fork.name == MEGATRON_TREE and found.missing is None:
         extra = found.extra_options
         if not extra:
             # Megatron-LM's own tree: its curated catalogue is better, plus the flags a non-stock
             # entry point's provider adds when they can be read.
-            return _with_entry_provider(version_text, fork, entry)
+            return replace(_with_entry_provider(version_text, fork, entry), code=code)
         fork = replace(fork, reason=f"{fork.reason}, which adds {', '.join(extra[:3])}{' …' if len(extra) > 3 else ''}")
     other = (
         None
@@ -101,9 +104,18 @@ def parser_for_launch(
     if pinned is not None:
         release = f"Megatron-LM {catalogue_for(version_text)[1]}: {pinned[1]}"
         return LaunchParser(
-            found.catalogue, catalogue_for(version_text)[1], fork, found.missing, other, _whole(fork, entry), release
+            found.catalogue,
+            catalogue_for(version_text)[1],
+            fork,
+            found.missing,
+            other,
+            _whole(fork, entry),
+            release,
+            code,
         )
-    return LaunchParser(found.catalogue, found.catalogue.version, fork, found.missing, other, _whole(fork, entry))
+    return LaunchParser(
+        found.catalogue, found.catalogue.version, fork, found.missing, other, _whole(fork, entry), code=code
+    )
 
 
 def _with_entry_provider(version_text: str | None, fork: Fork, entry: str | None) -> LaunchParser:
