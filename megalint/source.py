@@ -23,7 +23,7 @@ class Span:
     columns; two spans of the same file table compare by offsets, which is the same thing.
     """
 
-    __slots__ = ("path", "start", "end", "_pos", "_file")
+    __slots__ = ("path", "start", "end", "_pos", "_file", "_hash")
 
     def __init__(
         self, path: str, start_line: int, start_col: int, end_line: int, end_col: int, start: int = 0, end: int = 0
@@ -33,6 +33,7 @@ class Span:
         self.end = end  # character offset, exclusive
         self._pos: _Position | None = (start_line, start_col, end_line, end_col)
         self._file: SourceFile | None = None  # the SourceFile whose line table gives _pos, when not given
+        self._hash: int | None = None  # worked out once: paths are compared by hashing many spans
 
     def _resolve(self) -> _Position:
         # Only spans made by a SourceFile lack a position, and they all carry their file.
@@ -78,7 +79,10 @@ class Span:
         return eq if eq is NotImplemented else not eq
 
     def __hash__(self) -> int:
-        return hash(self._key())
+        h = self._hash
+        if h is None:
+            h = self._hash = hash(self._key())
+        return h
 
     def __lt__(self, other: object) -> bool:
         return self._key() < other._key() if other.__class__ is Span else NotImplemented
@@ -197,6 +201,7 @@ class SourceFile:
         span.end = end
         span._pos = None
         span._file = self
+        span._hash = None
         return span
 
     def span_bytes(self, start_byte: int, end_byte: int) -> Span:
