@@ -8,6 +8,7 @@ way on the command line.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
@@ -24,8 +25,7 @@ from megalint.launch.fragments import MIN_FLAGS, NO_LAUNCH, READ_AS, find_fragme
 from megalint.launch.model import Launch, Quantity
 from megalint.launch.tools import TOOL, find_tool_commands, names_megatron_entry
 from megalint.megatron.bound import BoundArgs
-from megalint.megatron.catalogue import Catalogue
-from megalint.megatron.catalogue_choice import catalogue_for
+from megalint.megatron.catalogue_choice import catalogue_for, version_for
 from megalint.megatron.derived import derive
 from megalint.megatron.forks import world_size_rewritten
 from megalint.megatron.launch_parser import bind_launch, parser_for_launch
@@ -133,7 +133,12 @@ def lint_text(path: str, text: str, settings: Settings) -> FileResult:
 def lint_facts(facts: ScriptFacts, launches: list[Launch], settings: Settings) -> FileResult:
     """Everything after the shell front end: per launch, bind → derive → memory → context; then
     the rules, each on the targets of its scope (Megatron-LM launches, fork launches, the script)."""
-    catalogue, version, version_note = catalogue_for(settings.megatron_version)
+    version, version_note = version_for(settings.megatron_version)
+
+    def is_flag(option: str) -> bool:
+        # The catalogue is loaded for a file that writes flags, not for every script.
+        return option in catalogue_for(settings.megatron_version)[0]
+
     gpu = choose_gpu(facts, settings.gpu)
     profile, detection, gpu_reason = gpu.profile, gpu.detection, gpu.unknown
     env_opaque = environment_opaque(facts)
@@ -141,7 +146,7 @@ def lint_facts(facts: ScriptFacts, launches: list[Launch], settings: Settings) -
     targets: list[Target] = []
     fork_targets: dict[str, list[Target]] = {}
     results: list[LaunchResult] = []
-    tool_results, tool_targets, launches = _tools(facts, settings, catalogue, launches)
+    tool_results, tool_targets, launches = _tools(facts, settings, is_flag, launches)
     for launch in launches:
         entry = launch.entry_path
         # The parser that reads this launch's flags: Megatron-LM's, or the fork's it runs on.
@@ -207,7 +212,7 @@ def lint_facts(facts: ScriptFacts, launches: list[Launch], settings: Settings) -
     # A flag value reading a variable nothing sets is a shell finding only a bound launch shows.
     facts.findings = facts.findings + unset_variable_findings(facts, [r.bound for r in results])
     held = {str(w.span) for tr in tool_results for w in tr.launch.argv if w.span is not None}
-    fragment_results = [] if launches else _fragments(facts, settings, catalogue, version, targets, fork_targets, held)
+    fragment_results = [] if launches else _fragments(facts, settings, is_flag, version, targets, fork_targets, held)
     # Each rule says where it is decided (`scope`) and on which forks it holds (`forks`).
     evaluation = evaluate(scoped(settings.rules, LAUNCH), targets)
     for name, on_fork in fork_targets.items():
@@ -254,7 +259,7 @@ def scoped(rules: RuleSet, scope: str, fork: str | None = None) -> RuleSet:
 
 
 def _tools(
-    facts: ScriptFacts, settings: Settings, catalogue: Catalogue, launches: list[Launch]
+    facts: ScriptFacts, settings: Settings, is_flag: Callable[[str], bool], launches: list[Launch]
 ) -> tuple[list[LaunchResult], list[Target], list[Launch]]:
     """The programs the file runs that read Megatron-like flags with a parser of their own, bound
     against that parser where the program's source is at hand and says all of it; and the
@@ -263,7 +268,7 @@ def _tools(
     results: list[LaunchResult] = []
     targets: list[Target] = []
     kept: list[Launch] = []
-    candidates = find_tool_commands(facts, catalogue.__contains__, launches)
+    candidates = find_tool_commands(facts, is_flag, launches)
     for launch in launches:
         (candidates if not names_megatron_entry(launch.entry_name) else kept).append(launch)
     for command in candidates:
@@ -327,7 +332,7 @@ def _varier(
 def _fragments(
     facts: ScriptFacts,
     settings: Settings,
-    catalogue: Catalogue,
+    is_flag: Callable[[str], bool],
     version: str,
     targets: list[Target],
     fork_targets: dict[str, list[Target]],
@@ -337,7 +342,7 @@ def _fragments(
     is, with a context in which whatever only a launch could tell is unknown. Words that a
     program with a parser of its own reads (`held`, their places) are that program's."""
     results: list[LaunchResult] = []
-    for fragment in find_fragments(facts, catalogue.__contains__):
+    for fragment in find_fragments(facts, is_flag):
         if any(str(w.span) in held for w in fragment.argv if w.span is not None):
             continue
         # A fragment in a fork's repository is read by the fork's parser, as its launch would be.

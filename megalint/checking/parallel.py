@@ -8,10 +8,8 @@ there is one file or one job, the files are checked in this process.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 
 from megalint.checking.cache import ResultCache
 from megalint.checking.one_file import FixMode, Outcome, check_text
@@ -76,7 +74,15 @@ def check_all(todo: Sequence[Todo], fixes: FixMode, jobs: int, cache_for: CacheF
 
 def _results(todo: Sequence[Todo], misses: list[int], fixes: FixMode, jobs: int) -> Iterator[Result]:
     jobs = min(jobs, len(misses))
-    if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+    if jobs <= 1:
+        for k in misses:
+            yield check_one(todo[k], fixes)
+        return
+    # Imported only for a pool: a run of one file (a pre-commit call) needs neither.
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    if "fork" not in multiprocessing.get_all_start_methods():
         for k in misses:
             yield check_one(todo[k], fixes)
         return

@@ -27,13 +27,30 @@ def catalogue_for(text: str | None) -> tuple[Catalogue, str, str | None]:
     for any other release the catalogue extracted from that release's own source is exact, so
     a 0.17 job is bound against 0.17's flags and decided by rules as 0.17, not as 0.15.
     """
+    extracted, version, note = _choice(text)
+    if extracted is None:
+        return _catalogue(version), version, note
+    with resources.as_file(extracted) as path:
+        return Catalogue.from_file(path), version, note
+
+
+def version_for(text: str | None) -> tuple[str, str | None]:
+    """(version the rules see, note) for the user's version text, as `catalogue_for` gives them,
+    without loading a catalogue (a script without a launch needs none)."""
+    _extracted, version, note = _choice(text)
+    return version, note
+
+
+@lru_cache(maxsize=16)
+def _choice(text: str | None) -> tuple[Traversable | None, str, str | None]:
+    """The extracted catalogue to load (None: the curated one of the version), the version and the note."""
     res = resolve(text)
     if res.note is None or text is None:
-        return _catalogue(res.version), res.version, res.note
+        return None, res.version, res.note
     try:
         major, minor, patch = parse_version(text)
     except (VersionError, ValueError):
-        return _catalogue(res.version), res.version, res.note
+        return None, res.version, res.note
     folder = resources.files("megalint.data").joinpath("catalogue-extracted")
     best: tuple[int, Traversable] | None = None
     for entry in folder.iterdir():
@@ -42,9 +59,8 @@ def catalogue_for(text: str | None) -> tuple[Catalogue, str, str | None]:
             if best is None or int(m[3]) > best[0]:
                 best = (int(m[3]), entry)
     if best is None:
-        return _catalogue(res.version), res.version, res.note
-    with resources.as_file(best[1]) as path:
-        return Catalogue.from_file(path), f"{major}.{minor}", None
+        return None, res.version, res.note
+    return best[1], f"{major}.{minor}", None
 
 
 def release_catalogue(version: str) -> Catalogue:
