@@ -1,4 +1,5 @@
-"""The parser of a program that reads its flags itself (launch/tools.py), read with libcst.
+"""The parser of a program that reads its flags itself (launch/tools.py), read with libcst
+(`extract/own_parser.py`) and kept by the file's content in the extraction cache.
 
 A checkpoint converter that writes `--num-layers 64 --target-tensor-parallel-size 2` builds an
 `argparse.ArgumentParser` of its own and calls `parse_args()` on it; it is never imported. Its
@@ -13,19 +14,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
-
-import libcst as cst
+from typing import Any
 
 from megalint.megatron.bind import bind
 from megalint.megatron.bound import BoundArgs, ProblemKind
 from megalint.megatron.catalogue import Catalogue
-from megalint.megatron.extract.added_flags import read_added_flags
-from megalint.megatron.extract.sources import DirectoryTree, ExtractError
 from megalint.megatron.forks import repository_root
 from megalint.shell.values import Word
 
-# Calls that hand the file's work to Megatron's parser: then the command is a launch, not a tool.
-_MEGATRON_PARSING = frozenset({"initialize_megatron", "pretrain", "extra_args_provider", "parse_megatron_args"})
 _MAX_BYTES = 2_000_000
 
 
@@ -40,57 +36,6 @@ class ToolParser:
     keeps_unknown: bool
     has_positionals: bool
     allows_abbreviations: bool
-
-
-class _Shape(cst.CSTVisitor):
-    """What the file does with argparse: the names bound to an `ArgumentParser(...)`, how its
-    parse is called, and whether the parser leaves the file."""
-
-    def __init__(self) -> None:
-        self.parsers: set[str] = set()
-        self.parse_calls: set[str] = set()
-        self.functions: set[str] = set()
-        self.handed_to: set[str] = set()  # functions a parser is passed to
-        self.subcommands = False
-        self.megatron = False
-        self.no_abbrev = False
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.functions.add(node.name.value)
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        if isinstance(node.value, cst.Call) and _name(node.value.func) == "ArgumentParser":
-            for target in node.targets:
-                if isinstance(target.target, cst.Name):
-                    self.parsers.add(target.target.value)
-            for arg in node.value.args:
-                if arg.keyword is not None and arg.keyword.value == "allow_abbrev":
-                    self.no_abbrev = isinstance(arg.value, cst.Name) and arg.value.value == "False"
-
-    def visit_Call(self, node: cst.Call) -> None:
-        callee = _name(node.func)
-        if callee in ("parse_args", "parse_known_args", "parse_intermixed_args"):
-            if isinstance(node.func, cst.Name):
-                self.megatron = True  # Megatron's own `parse_args(extra_args_provider)`, imported
-            else:
-                self.parse_calls.add(callee)
-        elif callee == "add_subparsers":
-            self.subcommands = True
-        elif callee in _MEGATRON_PARSING:
-            self.megatron = True
-        for arg in node.args:
-            if arg.keyword is not None and arg.keyword.value in _MEGATRON_PARSING:
-                self.megatron = True
-            if isinstance(arg.value, cst.Name):
-                self.handed_to.add(f"{callee}:{arg.value.value}")
-
-
-def _name(func: cst.BaseExpression) -> str | None:
-    if isinstance(func, cst.Attribute):
-        return func.attr.value
-    if isinstance(func, cst.Name):
-        return func.value
-    return None
 
 
 def _entry_file(script: str | None, entry: str, source_roots: Sequence[str]) -> Path | None:
@@ -130,37 +75,30 @@ def tool_parser(script: str | None, entry: str | None, source_roots: Sequence[st
 
 @cache
 def _read(entry_file: Path, _mtime_ns: int, size: int) -> ToolParser | None:
-    try:
-        if size > _MAX_BYTES:
-            return None
-        module = cst.parse_module(entry_file.read_text(encoding="utf-8", errors="replace"))
-    except (OSError, cst.ParserSyntaxError, RecursionError):
+    if size > _MAX_BYTES:
         return None
-    shape = _Shape()
-    module.visit(shape)
-    if len(shape.parsers) != 1 or not shape.parse_calls or shape.subcommands or shape.megatron:
+    from megalint.megatron.extraction_cache import cached
+
+    # Kept by the file's content: libcst takes half a second on a converter of 900 lines.
+    data, _files = cached(f"own-parser\n{entry_file}", lambda: ({"parser": _extract(entry_file)}, [entry_file]))
+    found = data.get("parser")
+    if not isinstance(found, dict):
         return None
-    (parser,) = shape.parsers
-    if any(h.split(":")[0] not in shape.functions for h in shape.handed_to if h.split(":")[1] == parser):
-        return None  # another module may add flags to it
-    try:
-        added = read_added_flags(DirectoryTree(entry_file.parent), [entry_file.name])
-    except ExtractError:
-        return None
-    if added.warnings or added.if_absent or added.choices:
-        return None
-    options = [f for f in added.flags if all(s.startswith("-") for s in f.option_strings)]
-    catalogue = Catalogue.from_dict(
-        {"format": 1, "version": "HEAD", "flags": [f.to_json() for f in options]}, origin=str(entry_file)
-    )
+    catalogue = Catalogue.from_dict({"format": 1, "version": "HEAD", "flags": found["flags"]}, origin=str(entry_file))
     return ToolParser(
         catalogue,
         entry_file.name,
         entry_file,
-        keeps_unknown=shape.parse_calls == {"parse_known_args"},
-        has_positionals=len(options) < len(added.flags),
-        allows_abbreviations=not shape.no_abbrev,
+        keeps_unknown=bool(found["keeps_unknown"]),
+        has_positionals=bool(found["has_positionals"]),
+        allows_abbreviations=bool(found["allows_abbreviations"]),
     )
+
+
+def _extract(entry_file: Path) -> dict[str, Any] | None:
+    from megalint.megatron.extract.own_parser import read_own_parser
+
+    return read_own_parser(entry_file)
 
 
 def bind_tool(argv: Sequence[Word], parser: ToolParser) -> BoundArgs | None:
