@@ -94,6 +94,9 @@ class Diagnostic:
     # The assumptions it rests on (a default of an input, what a loaded module sets): reported
     # one severity lower, and said in the message.
     assumed: tuple[str, ...] = ()
+    # The command the finding is about (a launch), which a suppression above that command covers
+    # wherever the finding points (`#SBATCH --nodes`, a variable set earlier).
+    command: Span | None = None
 
     @property
     def path(self) -> str:

@@ -59,6 +59,10 @@ _DIRECTIVE = re.compile(
     re.IGNORECASE,
 )
 _IS_DIRECTIVE = re.compile(r"^#+[ \t]*megalint[ \t]*:", re.IGNORECASE)
+# A scheduler header (`#SBATCH`, `#PBS`, `#BSUB`, `#$`) with a directive after its options.
+_HEADER_DIRECTIVE = re.compile(
+    r"^#(?:SBATCH|PBS|BSUB|\$)\b[^#]*[ \t](?P<directive>#+[ \t]*megalint[ \t]*:.*)$", re.IGNORECASE
+)
 _TOKEN = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 _CODE_LIKE = re.compile(r"^(?:[A-Za-z]{1,8}[0-9]+|[A-Z]{1,8})$")
 
@@ -194,7 +198,13 @@ def parse_directives(
 
     for c in comments:
         raw = text[c.start : c.end] if c.end > c.start else sf.line_text(c.start_line)[c.start_col - 1 :]
-        if not _IS_DIRECTIVE.match(raw):
+        inner = _HEADER_DIRECTIVE.match(raw) if not _IS_DIRECTIVE.match(raw) else None
+        if inner is not None:
+            # `#SBATCH --nodes=2  # megalint: ignore[…]`: the header line is one comment to bash,
+            # the directive at its end trails the header as it would trail a command.
+            cut = inner.start("directive")
+            c, raw = sf.span(c.start + cut, c.end), raw[cut:]
+        elif not _IS_DIRECTIVE.match(raw):
             continue
         before = sf.line_text(c.start_line)[: c.start_col - 1]
         trailing = bool(before.strip())
@@ -349,9 +359,21 @@ def token_matches(token: str, d: Diagnostic) -> bool:
 
 
 def _covers(ref: CodeRef, directive: Directive, d: Diagnostic) -> bool:
+    """Whether the code's lines cover the finding: the line it points at; for an `ignore`, also a
+    line it labels in the same file (the assignment of a value it names) and, above a command, the
+    command the finding is about (a launch whose `#SBATCH --nodes` line it points at)."""
     if directive.kind == "ignore" and directive.trailing:
-        return d.span.start_line <= ref.first_line <= max(d.span.end_line, d.span.start_line)
-    return ref.first_line <= d.span.start_line <= ref.last_line
+        if d.span.start_line <= ref.first_line <= max(d.span.end_line, d.span.start_line):
+            return True
+        return any(lab.span.path == d.span.path and lab.span.start_line == ref.first_line for lab in d.labels)
+    if ref.first_line <= d.span.start_line <= ref.last_line:
+        return True
+    if directive.kind != "ignore":
+        return False
+    if any(lab.span.path == d.span.path and ref.first_line <= lab.span.start_line <= ref.last_line for lab in d.labels):
+        return True
+    cmd = d.command
+    return cmd is not None and cmd.path == d.span.path and ref.first_line <= cmd.start_line <= ref.last_line
 
 
 def _finding(code: str, span: Span, finding: dict[str, object], fix: Fix | None = None) -> Diagnostic:
@@ -431,7 +453,10 @@ def apply_suppressions(
         first, last = dv.codes[unused[0]].span, dv.codes[unused[-1]].span
         span = Span(first.path, first.start_line, first.start_col, last.end_line, last.end_col, first.start, last.end)
         still = [ref.text for j, ref in enumerate(dv.codes) if j not in unused]
-        fix = _unused_fix(dv, still, directives)
+        # A code whose rule still fires in the file was written for that finding, which it does
+        # not reach from here: the reader moves the comment; a fix must not delete it.
+        firing = any(token_matches(dv.codes[j].text, d) for j in unused for d in kept if d.span.path == dv.path)
+        fix = None if firing else _unused_fix(dv, still, directives)
         findings.append(_finding(UNUSED, span, {"codes": [dv.codes[j].text for j in unused]}, fix))
     findings = [f for f in findings if f.code != UNUSED or not suppressed(f)]
     findings.sort(key=lambda d: d.sort_key())

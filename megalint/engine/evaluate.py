@@ -269,6 +269,7 @@ class _Run:
             url=rule.url,
             condition=self.target.condition,
             assumed=resting.texts,
+            command=self.locator.launch(),
         )
 
 
