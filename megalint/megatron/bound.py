@@ -19,6 +19,7 @@ class ProblemKind(str, Enum):
     OTHER_VERSION = "flag-in-other-version"  # unknown here, defined in another version
     INVALID_TYPE = "invalid-type"  # int("abc")
     INVALID_CHOICE = "invalid-choice"
+    INVALID_SIZE = "invalid-size"  # --tensor-model-parallel-size 0: Megatron divides by it
     MISSING_VALUE = "missing-value"  # "expected one argument"
     UNEXPECTED_VALUE = "unexpected-value"  # --bf16=true: "ignored explicit argument"
     REPEATED_FLAG = "repeated-flag"  # the same dest given twice; the last one wins

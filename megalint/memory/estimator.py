@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .activations import OFFLOAD_MODULES, inflight, kernels, layer_activation, offloaded_activation
-from .arg_values import as_int, as_words, opt_int, truthy
+from .arg_values import InvalidConfig, as_int, as_words, opt_int, truthy
 from .breakdown import MemoryEstimate, StageEstimate
 from .calibration import (
     CUDA_CONTEXT_BYTES,
@@ -30,6 +30,9 @@ from .layout import parallel_layout, stage_layers
 from .model_states import state_bytes
 from .params import layer_params
 from .shape import model_shape
+
+# The most layers an estimate is made for: a hundred times the deepest published model.
+MAX_LAYERS = 100_000
 
 
 def estimate(
@@ -52,6 +55,9 @@ def estimate(
         )
     world = as_int(world_size, "world_size")
     L = as_int(a["num_layers"], "num_layers")
+    if not 0 <= L <= MAX_LAYERS:
+        # The estimate walks the layers of each stage; a count past any model's is a typo.
+        raise InvalidConfig(f"num_layers {L} is outside the 0 to {MAX_LAYERS:,} layers megalint estimates")
     lay = parallel_layout(a, world, L)
     tp, pp, cp, ep, etp, vpp = lay["tp"], lay["pp"], lay["cp"], lay["ep"], lay["etp"], lay["vpp"]
     sh = model_shape(a, tp)
@@ -120,10 +126,10 @@ def estimate(
             if not tied or pp > 1 or not first:
                 emb += sh.V * sh.h // tp
             if sh.mtp:
-                for _ in range(sh.mtp):
-                    dp_, ex_ = layer_params(sh, bool(sh.E), tp, ep, etp)
-                    dense += dp_ + 2 * sh.h * sh.h // tp + 3 * norm_p
-                    expert += ex_
+                # every MTP layer is the same: counted once, times their number
+                dp_, ex_ = layer_params(sh, bool(sh.E), tp, ep, etp)
+                dense += sh.mtp * (dp_ + 2 * sh.h * sh.h // tp + 3 * norm_p)
+                expert += sh.mtp * ex_
         dense += emb
 
         # model states

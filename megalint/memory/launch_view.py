@@ -73,7 +73,7 @@ def launch_memory(
         est = estimate(args, world)
     except InvalidConfig as exc:
         return None, f"the layout is invalid: {exc}"
-    except (ValueError, TypeError, ZeroDivisionError, KeyError) as exc:
+    except (ValueError, TypeError, ArithmeticError, KeyError) as exc:
         return None, f"the estimate could not be made: {exc}"
     if not est.complete:
         return None, "the estimate needs " + ", ".join(est.missing)

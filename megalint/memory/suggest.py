@@ -216,6 +216,8 @@ def suggest(
 
 
 def _powers(start: int, limit: int) -> list[int]:
+    if start < 1:  # doubling a size below 1 never reaches the limit
+        return []
     out, v = [start], start
     while v * 2 <= limit:
         v *= 2

@@ -538,6 +538,7 @@ def test_packaged_scope_and_forks_say_what_the_pipeline_routes_by():
         "switch-given-a-value",
         "bool-flag-string",
         "invalid-flag-value",
+        "invalid-size",
         "negative-value-read-as-flag",
         "help-flag",
         "deprecated-flag",
