@@ -11,8 +11,9 @@
 Excludes are gitignore-style patterns: those of a configuration file are relative to the
 folder it is in, those of `--exclude` to the current folder.
 
-A folder reached again through a link (`sub/up -> ..`) is not searched twice; an entry whose type
-cannot be read (a link to itself) is a problem for that path and the search goes on. A name is
+A folder reached again through a link (`sub/up -> ..`) is not searched twice, and a link to a
+folder outside the one named is not followed; an entry whose type cannot be read (a link to
+itself) is a problem for that path and the search goes on. A name is
 kept as the file system gives it (undecodable bytes as surrogates, `os.fsdecode`) to read and
 write the file, and shown with those bytes and control characters escaped (`shown_name`), so
 every output format can carry it.
@@ -43,6 +44,10 @@ SKIP_DIRS = {
     ".mypy_cache",
     ".pytest_cache",
 }
+# A .gitignore is read up to this size, and a longer pattern than a path can be is skipped: a
+# sparse file of gigabytes must not fill the memory, nor one line of megabytes make a regex of them.
+MAX_IGNORE_CHARS = 1024 * 1024
+MAX_PATTERN_CHARS = 4096
 _SHEBANG = re.compile(rb"^#![ \t]*(\S+)(.*)$")
 
 STDIN = "-"
@@ -138,7 +143,8 @@ class GitIgnore:
                 if os.path.isfile(p):
                     try:
                         with open(p, encoding="utf-8", errors="replace") as fh:
-                            specs.append(Excludes(fh.read().splitlines(), folder))
+                            lines = fh.read(MAX_IGNORE_CHARS).splitlines()
+                        specs.append(Excludes([x for x in lines if len(x) <= MAX_PATTERN_CHARS], folder))
                     except OSError:
                         pass
             self._specs[folder] = specs
@@ -173,6 +179,7 @@ def walk(
     gitignore = gitignore or GitIgnore()
     tell = on_problem or (lambda message: None)
     seen: set[tuple[int, int]] = set()
+    top = os.path.realpath(folder).rstrip(os.sep) + os.sep
 
     def entries(d: str, specs: list[Excludes]) -> Iterator[tuple[os.DirEntry[str], list[Excludes]]] | None:
         try:
@@ -209,6 +216,8 @@ def walk(
             continue
         if gitignore.ignored(specs, e.path, is_dir) or excluded(e.path, is_dir):
             continue
+        if is_dir and e.is_symlink() and not (os.path.realpath(e.path) + os.sep).startswith(top):
+            continue  # a link out of the folder (`x -> /`) would search the whole disk
         if is_dir:
             below = entries(e.path, specs)
             if below is not None:

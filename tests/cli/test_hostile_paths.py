@@ -56,6 +56,18 @@ def test_a_link_loop_in_a_folder_is_an_error_for_that_path(megalint, scripts, tm
     assert r.codes == ["ML101"] and r.out.startswith("tree/job.sh:1:")
 
 
+def test_a_link_to_a_folder_outside_is_not_searched(megalint, scripts, tmp_path):
+    scripts("tree/job.sh", ERROR)
+    scripts("elsewhere/other.sh", ERROR)
+    (tmp_path / "tree" / "root").symlink_to("/")  # would search the whole disk
+    (tmp_path / "tree" / "out").symlink_to("../elsewhere")
+    (tmp_path / "tree" / "sub").mkdir()
+    (tmp_path / "tree" / "sub" / "in").symlink_to("../../tree")
+    r = megalint("--isolated", "--no-cache", "--output-format", "concise", "tree", cwd=tmp_path)
+    assert (r.rc, r.err) == (1, "")
+    assert [line.split(":")[0] for line in r.out.splitlines() if ": ML" in line] == ["tree/job.sh"]
+
+
 def test_special_files_and_huge_files_are_never_read(tmp_path):
     (tmp_path / "job.sh").write_text(ERROR)
     os.mkfifo(tmp_path / "fifo.sh")
@@ -69,6 +81,33 @@ def test_special_files_and_huge_files_are_never_read(tmp_path):
         "megalint: sparse.sh: file too large (3,221,225,472 bytes; megalint reads scripts of at most 67,108,864 bytes)",
     ]
     assert r.stdout.startswith("job.sh:1:89: ML101")
+
+
+def test_a_huge_gitignore_is_read_to_a_bound(tmp_path):
+    (tmp_path / "tree").mkdir()
+    (tmp_path / "tree" / "job.sh").write_text(ERROR)
+    with open(tmp_path / "tree" / ".gitignore", "wb") as fh:
+        fh.truncate(3 << 30)
+    r = run_cli("tree", cwd=tmp_path)
+    assert (r.returncode, r.stderr) == (1, "")
+    assert r.stdout.startswith("tree/job.sh:1:89: ML101")
+
+
+@pytest.mark.parametrize("command", ["explain", "memory", "model"])
+def test_the_other_commands_never_read_a_special_file(tmp_path, command):
+    os.mkfifo(tmp_path / "fifo.sh")
+    for path, kind in (("fifo.sh", "a FIFO"), ("/dev/zero", "a character device")):
+        r = subprocess.run(
+            [sys.executable, "-m", "megalint", command, path],
+            cwd=tmp_path,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            preexec_fn=_limited,
+        )
+        assert r.returncode == 2
+        assert r.stderr == f"megalint: {path}: is {kind}, not a script; only regular files are read\n"
 
 
 def test_standard_input_that_never_ends_is_read_to_the_first_block(tmp_path):
