@@ -10,6 +10,13 @@
 
 Excludes are gitignore-style patterns: those of a configuration file are relative to the
 folder it is in, those of `--exclude` to the current folder.
+
+A folder reached again through a link (`sub/up -> ..`) is not searched twice, and a link to a
+folder outside the one named is not followed; an entry whose type cannot be read (a link to
+itself) is a problem for that path and the search goes on. A name is
+kept as the file system gives it (undecodable bytes as surrogates, `os.fsdecode`) to read and
+write the file, and shown with those bytes and control characters escaped (`shown_name`), so
+every output format can carry it.
 """
 
 from __future__ import annotations
@@ -37,6 +44,10 @@ SKIP_DIRS = {
     ".mypy_cache",
     ".pytest_cache",
 }
+# A .gitignore is read up to this size, and a longer pattern than a path can be is skipped: a
+# sparse file of gigabytes must not fill the memory, nor one line of megabytes make a regex of them.
+MAX_IGNORE_CHARS = 1024 * 1024
+MAX_PATTERN_CHARS = 4096
 _SHEBANG = re.compile(rb"^#![ \t]*(\S+)(.*)$")
 
 STDIN = "-"
@@ -44,9 +55,29 @@ STDIN = "-"
 
 @dataclass(frozen=True)
 class Job:
-    path: str  # as shown in findings
+    path: str  # as shown in findings (`shown_name`)
     real: str | None  # on disk; None for standard input
     explicit: bool  # named on the command line (or standard input)
+    root: str | None = None  # the folder named on the command line it was found in (its own folder
+    # when named itself): fixes are never written outside it
+
+
+def shown_name(path: str) -> str:
+    """`path` as findings show it: each byte that is not UTF-8 (a lone surrogate of
+    `os.fsdecode`) as `\\xNN`, each control character as `\\xNN` too (a newline or an escape
+    sequence in a name would forge a line of the report or a terminal command)."""
+    if path.isprintable():
+        return path
+    out = []
+    for ch in path:
+        code = ord(ch)
+        if 0xDC80 <= code <= 0xDCFF:  # the byte `code - 0xDC00`, as os.fsdecode keeps it
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif 0xD800 <= code <= 0xDFFF or (not ch.isprintable() and ch != " "):
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
 
 
 class Excludes:
@@ -112,7 +143,8 @@ class GitIgnore:
                 if os.path.isfile(p):
                     try:
                         with open(p, encoding="utf-8", errors="replace") as fh:
-                            specs.append(Excludes(fh.read().splitlines(), folder))
+                            lines = fh.read(MAX_IGNORE_CHARS).splitlines()
+                        specs.append(Excludes([x for x in lines if len(x) <= MAX_PATTERN_CHARS], folder))
                     except OSError:
                         pass
             self._specs[folder] = specs
@@ -135,41 +167,76 @@ class GitIgnore:
         return any(s.match(path, is_dir) for s in specs)
 
 
-def walk(folder: str, excluded: Callable[[str, bool], bool], gitignore: GitIgnore | None = None) -> Iterator[str]:
-    """Shell scripts below `folder`, sorted, skipping what is excluded or git-ignored."""
+def walk(
+    folder: str,
+    excluded: Callable[[str, bool], bool],
+    gitignore: GitIgnore | None = None,
+    on_problem: Callable[[str], None] | None = None,
+) -> Iterator[str]:
+    """Shell scripts below `folder`, sorted, skipping what is excluded or git-ignored; `on_problem`
+    is told of each entry whose type cannot be read. Iterative, and each folder (by device and
+    inode) is searched once: links that lead back up cannot make it loop or recurse."""
     gitignore = gitignore or GitIgnore()
-    inherited = gitignore.parents(folder)
+    tell = on_problem or (lambda message: None)
+    seen: set[tuple[int, int]] = set()
+    top = os.path.realpath(folder).rstrip(os.sep) + os.sep
 
-    def visit(d: str, specs: list[Excludes]) -> Iterator[str]:
+    def entries(d: str, specs: list[Excludes]) -> Iterator[tuple[os.DirEntry[str], list[Excludes]]] | None:
+        try:
+            st = os.stat(d)
+        except OSError as exc:
+            tell(f"{shown_name(d)}: cannot read: {exc.strerror or exc}")
+            return None
+        if (st.st_dev, st.st_ino) in seen:
+            return None
+        seen.add((st.st_dev, st.st_ino))
         specs = specs + gitignore._own(os.path.abspath(d))
         try:
-            entries = sorted(os.scandir(d), key=lambda e: e.name)
-        except OSError:
-            return
-        for e in entries:
-            is_dir = e.is_dir()
-            if is_dir and e.name in SKIP_DIRS:
-                continue
-            if gitignore.ignored(specs, e.path, is_dir) or excluded(e.path, is_dir):
-                continue
-            if is_dir:
-                yield from visit(e.path, specs)
-            elif e.is_file() and is_shell_script(e.path):
-                yield e.path
+            listed = sorted(os.scandir(d), key=lambda e: e.name)
+        except OSError as exc:
+            tell(f"{shown_name(d)}: cannot read: {exc.strerror or exc}")
+            return None
+        return ((e, specs) for e in listed)
 
-    yield from visit(folder, inherited)
+    first = entries(folder, gitignore.parents(folder))
+    stack = [first] if first is not None else []
+    while stack:
+        item = next(stack[-1], None)
+        if item is None:
+            stack.pop()
+            continue
+        e, specs = item
+        try:
+            is_dir = e.is_dir()
+            is_file = not is_dir and e.is_file()
+        except OSError as exc:  # a link to itself, a name too long
+            tell(f"{shown_name(e.path)}: cannot read: {exc.strerror or exc}")
+            continue
+        if is_dir and e.name in SKIP_DIRS:
+            continue
+        if gitignore.ignored(specs, e.path, is_dir) or excluded(e.path, is_dir):
+            continue
+        if is_dir and e.is_symlink() and not (os.path.realpath(e.path) + os.sep).startswith(top):
+            continue  # a link out of the folder (`x -> /`) would search the whole disk
+        if is_dir:
+            below = entries(e.path, specs)
+            if below is not None:
+                stack.append(below)
+        elif is_file and is_shell_script(e.path):
+            yield e.path
 
 
 def discover(
     paths: list[str],
     excluded: Callable[[str, bool], bool],
-    on_missing: Callable[[str], None],
+    on_problem: Callable[[str], None],
     force_exclude: bool = False,
 ) -> Iterator[Job]:
     """The jobs for the command line's paths, in order.
 
     `excluded(path, is_dir)` says whether a path is excluded (by its configuration and
-    --exclude); `on_missing` is told of each path that does not exist.
+    --exclude); `on_problem` is told of each path that does not exist or cannot be searched,
+    in one line that names it.
     """
     gitignore = GitIgnore()
     seen: set[str] = set()
@@ -180,17 +247,17 @@ def discover(
         if os.path.isdir(p):
             if force_exclude and excluded(p, True):
                 continue
-            for f in walk(p, excluded, gitignore):
+            for f in walk(p, excluded, gitignore, on_problem):
                 key = os.path.abspath(f)
                 if key not in seen:
                     seen.add(key)
-                    yield Job(os.path.normpath(f), f, False)
+                    yield Job(shown_name(os.path.normpath(f)), f, False, p)
         elif os.path.lexists(p):
             if force_exclude and excluded(p, False):
                 continue
             key = os.path.abspath(p)
             if key not in seen:
                 seen.add(key)
-                yield Job(os.path.normpath(p), p, True)
+                yield Job(shown_name(os.path.normpath(p)), p, True, os.path.dirname(p) or os.curdir)
         else:
-            on_missing(p)
+            on_problem(f"{shown_name(p)}: no such file or folder")

@@ -71,6 +71,17 @@ def _line_ending_at(text: str, offset: int) -> str:
     return "\r\n" if nl > 0 and text[nl - 1] == "\r" else "\n"
 
 
+def _whole_line_ends(text: str, start: int, end: int) -> tuple[int, int]:
+    """The range moved off the middle of a CRLF pair: columns count the `\r` as a character of
+    its line, so a position one past the line's last character falls between `\r` and `\n`, and
+    a line inserted there would split the pair."""
+
+    def before_pair(i: int) -> int:
+        return i - 1 if 0 < i < len(text) and text[i] == "\n" and text[i - 1] == "\r" else i
+
+    return before_pair(start), max(before_pair(end), before_pair(start))
+
+
 def _normalise_newlines(content: str, ending: str) -> str:
     if "\n" not in content:
         return content
@@ -90,7 +101,7 @@ def resolve_edits(text: str, edits: Iterable[Edit], starts: Sequence[int] | None
     starts = line_starts(text) if starts is None else starts
     out = []
     for e in edits:
-        a, b = edit_range(starts, len(text), e)
+        a, b = _whole_line_ends(text, *edit_range(starts, len(text), e))
         out.append((a, b, _normalise_newlines(e.content, _line_ending_at(text, a))))
     out.sort(key=lambda r: (r[0], r[1]))
     for x, y in zip(out, out[1:], strict=False):
@@ -116,7 +127,14 @@ def apply_edits(text: str, edits: Iterable[Edit]) -> str:
 
 
 def bash_parses(text: str) -> bool:
-    """True when tree-sitter-bash parses `text` without an error node."""
+    """True when tree-sitter-bash parses `text` without an error node.
+
+    A file whose last line ends with a continuation `\\` is one bash accepts (`bash -n` too) and
+    tree-sitter does not: it is parsed with the empty line bash reads after it, as the linter does.
+    """
+    stripped = text.rstrip("\r\n")
+    if (len(stripped) - len(stripped.rstrip("\\"))) % 2 == 1:
+        text += "\n\n"
     return not parse_bash(text.encode("utf-8")).root_node.has_error
 
 

@@ -10,12 +10,13 @@ from importlib.abc import Traversable
 from typing import TextIO
 
 from megalint.checking.cache import ResultCache, digest, rules_digest
-from megalint.checking.one_file import FixMode
+from megalint.checking.files import read_script, read_stream, write_fixed
+from megalint.checking.one_file import FixMode, check_text
 from megalint.checking.parallel import CacheFor, check_all, default_jobs
 from megalint.checking.setup import Setup, Setups
 from megalint.config import Config
 from megalint.diagnostics import Diagnostic, Severity
-from megalint.discovery import STDIN, Job, discover
+from megalint.discovery import STDIN, Job, discover, shown_name
 from megalint.engine import RuleFileError, RuleInfo, packaged_rules_dir
 from megalint.errors import InputError, UsageError
 from megalint.shell.parse import decode
@@ -63,9 +64,11 @@ class _Item:
 
     shown: str
     real: str | None  # None: standard input
+    root: str | None = None  # fixes are written inside this folder only
     setup: Setup | None = None
     text: str = ""
     bom: str = ""
+    data: bytes = b""  # the file as read: fixes are written only while it still holds this
     problem: str | None = None  # told as the file is met; the file is not checked
     error: Exception | None = None  # a configuration error, raised as the file is met
     skip: bool = False  # standard input excluded with --force-exclude: passed through
@@ -88,10 +91,10 @@ def check_files(
     run = RunResult()
     items: list[_Item] = []
 
-    def missing(p: str) -> None:
-        items.append(_Item(p, None, problem=f"{p}: no such file or folder"))
+    def problem(message: str) -> None:
+        items.append(_Item("", None, problem=message))
 
-    for job in discover(list(options.paths) or ["."], setups.excluded, missing, options.force_exclude):
+    for job in discover(list(options.paths) or ["."], setups.excluded, problem, options.force_exclude):
         items.append(_item(job, setups, options, stdin))
     todo = [(i.text, i.shown, i.setup) for i in items if i.setup is not None and i.problem is None]
     outcomes = check_all(todo, options.fixes, jobs(options, setups), cached(options, setups))
@@ -125,7 +128,13 @@ def check_files(
             if item.real is None:
                 write(outcome.fixed_text)
             elif outcome.changed:
-                _write_back(item.real, item.bom + outcome.fixed_text)
+                fixed = (item.bom + outcome.fixed_text).encode("utf-8")
+                unwritten = write_fixed(item.real, item.root or os.curdir, item.shown, item.data, fixed)
+                if unwritten is not None:
+                    # The file is as it was: its findings are those of its text, fixable ones included.
+                    note(unwritten)
+                    run.input_errors += 1
+                    outcome = check_text(item.text, item.shown, setup, FixMode())
         if outcome.diff:
             run.any_diff = True
             write(outcome.diff)
@@ -139,7 +148,7 @@ def check_files(
 
 def _item(job: Job, setups: Setups, options: RunOptions, stdin: TextIO) -> _Item:
     shown, cfg_path = _names(job, options.stdin_filename)
-    item = _Item(shown, job.real)
+    item = _Item(shown, job.real, job.root)
     try:
         cfg = setups.configs.for_path(cfg_path)
         if job.real is None and options.force_exclude and options.stdin_filename and setups.excluded(cfg_path, False):
@@ -151,7 +160,7 @@ def _item(job: Job, setups: Setups, options: RunOptions, stdin: TextIO) -> _Item
         item.error = exc
         return item
     try:
-        data = stdin.buffer.read() if job.real is None else _read(job.real)
+        data = read_stream(stdin.buffer, shown) if job.real is None else read_script(job.real, shown)
         item.text = decode(shown, data)
     except InputError as exc:
         item.problem = str(exc)
@@ -159,6 +168,7 @@ def _item(job: Job, setups: Setups, options: RunOptions, stdin: TextIO) -> _Item
         item.problem = f"{shown}: cannot read: {exc.strerror or exc}"
     else:
         item.bom = BOM if data.startswith(BOM.encode()) else ""
+        item.data = data
     return item
 
 
@@ -209,17 +219,5 @@ def _names(job: Job, stdin_filename: str | None) -> tuple[str, str]:
     if job.real is not None:
         return job.path, job.real
     if stdin_filename:
-        return os.path.normpath(stdin_filename), stdin_filename
+        return shown_name(os.path.normpath(stdin_filename)), stdin_filename
     return STDIN, os.path.join(os.getcwd(), STDIN)
-
-
-def _read(path: str) -> bytes:
-    if os.path.isdir(path):
-        raise InputError(f"{path}: is a folder")
-    with open(path, "rb") as fh:
-        return fh.read()
-
-
-def _write_back(path: str, text: str) -> None:
-    with open(path, "w", encoding="utf-8", newline="") as fh:
-        fh.write(text)

@@ -34,7 +34,9 @@ exit status:
      fails unless --failure-threshold info); with --diff: some fix to show
   2  usage, configuration, rule-file or input error: an unknown option or rule code, a
      bad configuration (reported as file:line:col), a path that does not exist, a file
-     that cannot be read, is binary or is not UTF-8 (the other files are still checked)
+     that cannot be read, is not a regular file, is binary, is over 64 MiB or is not
+     UTF-8, or whose fixes cannot be written (read-only, changed meanwhile, a link out
+     of the folder checked); the other files are still checked
   3  internal error: a bug in megalint, reported in one line; please report it
 
 other commands:

@@ -8,7 +8,9 @@ import json
 import os
 import sys
 
+from megalint.checking.files import read_script
 from megalint.cli.analysis import add_analysis_options, analysis_setups, check_analysis_options
+from megalint.discovery import shown_name
 from megalint.errors import ExitCode, InputError, UsageError
 from megalint.launch.fragments import FRAGMENT
 from megalint.launch.tools import TOOL
@@ -41,17 +43,21 @@ def main(argv: list[str]) -> int:
     reports: list[ExplainJson] = []
     status = ExitCode.CLEAN
     for path in args.paths:
-        if not os.path.isfile(path):
-            raise UsageError(f"{path}: no such file")
+        if not os.path.exists(path):
+            raise UsageError(f"{shown_name(path)}: no such file")
         setup = setups.for_path(path)
+        shown = shown_name(path)
         try:
-            with open(path, "rb") as fh:
-                text = decode(path, fh.read())
-        except (InputError, OSError) as exc:
+            text = decode(shown, read_script(path, shown))
+        except InputError as exc:
             print(f"megalint: {exc}", file=sys.stderr)
             status = ExitCode.USAGE
             continue
-        result = lint_text(path, text, setup.settings)
+        except OSError as exc:
+            print(f"megalint: {shown}: cannot read: {exc.strerror or exc}", file=sys.stderr)
+            status = ExitCode.USAGE
+            continue
+        result = lint_text(shown, text, setup.settings)
         reports.append(explain_result(result, setup.selected, text))
     if args.json:
         print(json.dumps(reports, indent=2, ensure_ascii=False))

@@ -14,7 +14,9 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
+from megalint.checking.files import read_script, read_stream
 from megalint.cli.analysis import add_assume, parse_assume
+from megalint.discovery import shown_name
 from megalint.errors import ExitCode, InputError, UsageError
 from megalint.memory.report import TERM_LABELS
 from megalint.reports.memory import memory_report
@@ -72,17 +74,14 @@ def main(argv: list[str]) -> int:
 
 
 def _read(path: str) -> str:
+    shown = shown_name(path)
     try:
-        if path == "-":
-            data = sys.stdin.buffer.read()
-        else:
-            with open(path, "rb") as fh:
-                data = fh.read()
-        return decode(path, data)
+        data = read_stream(sys.stdin.buffer, shown) if path == "-" else read_script(path, shown)
+        return decode(shown, data)
     except InputError as exc:
         raise UsageError(str(exc)) from None
     except OSError as exc:
-        raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        raise UsageError(f"{shown}: cannot read: {exc.strerror or exc}") from None
 
 
 # ------------------------------------------------------------------------------ text

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 
+from megalint.checking.files import read_script
 from megalint.cli.analysis import parse_assume
+from megalint.discovery import shown_name
 from megalint.errors import ExitCode, InputError, UsageError
 from megalint.hardware.detect import choose_gpu
 from megalint.launch.extract import extract_launches
@@ -28,12 +30,13 @@ def main(argv: list[str]) -> int:
     p.add_argument("--gpu", help="GPU model when the script does not say (h100, a100-80gb, v100 …)")
     args = p.parse_args(argv)
     assume = parse_assume(args.assume)
+    shown = shown_name(args.script)
     try:
-        facts = analyze_file(args.script, assume=assume)
+        facts = analyze_file(shown, read_script(args.script, shown), assume=assume)
     except InputError as exc:
         raise UsageError(str(exc)) from None
     except OSError as exc:
-        raise UsageError(f"{args.script}: cannot read: {exc.strerror or exc}") from None
+        raise UsageError(f"{shown}: cannot read: {exc.strerror or exc}") from None
     launches = extract_launches(facts)
     try:
         gpu = gpu_json(choose_gpu(facts, args.gpu))

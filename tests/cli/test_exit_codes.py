@@ -111,14 +111,14 @@ def test_unreadable_file_any_user(megalint, scripts, monkeypatch):
 
     bad = scripts("secret.sh", CLEAN)
     good = scripts("job.sh", ERROR)
-    real = run._read
+    real = run.read_script
 
-    def read(path):
+    def read(path, shown):
         if path == str(bad):
             raise PermissionError(13, "Permission denied")
-        return real(path)
+        return real(path, shown)
 
-    monkeypatch.setattr(run, "_read", read)
+    monkeypatch.setattr(run, "read_script", read)
     r = megalint("--isolated", "--output-format", "concise", str(bad), str(good))
     assert r.rc == 2 and r.err.strip() == f"megalint: {bad}: cannot read: Permission denied"
     assert r.codes == ["ML101"]

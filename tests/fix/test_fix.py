@@ -189,3 +189,25 @@ def test_unified_diff_applies_with_patch(tmp_path):
         patch = unified_diff(before, after, "scripts/t.sh")
         subprocess.run(["patch", "-s", "-p1", "--binary"], input=patch.encode(), cwd=tmp_path, check=True)
         assert (d / "t.sh").read_bytes() == after.encode()
+
+
+def test_an_insertion_at_a_crlf_line_end_goes_before_the_pair():
+    # A column one past the line's last character falls between `\r` and `\n`.
+    text = "export A=1\r\ntorchrun x.py\r\n"
+    sf = SourceFile("t.sh", text)
+    d = Diagnostic(
+        "ML1",
+        "r",
+        Severity.ERROR,
+        "m",
+        sub(sf, "A=1"),
+        fix=Fix("add", Applicability.SAFE, (Edit(sf.span(11, 11), "\nexport B=2"),)),
+    )
+    r = apply_fixes(text, [d], False, bash_parses)
+    assert r.text == "export A=1\r\nexport B=2\r\ntorchrun x.py\r\n"
+
+
+def test_a_script_ending_in_a_continuation_parses_as_bash_reads_it():
+    assert bash_parses("torchrun x.py \\\n    --num-layers 2 \\\n")
+    assert bash_parses("torchrun x.py \\\r\n")
+    assert not bash_parses("if true; then\n  echo x \\\n")
