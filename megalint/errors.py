@@ -24,6 +24,7 @@ class ExitCode(IntEnum):
     FINDINGS = 1  # findings at or above the failure threshold; with --diff: some fix to show
     USAGE = 2  # a usage, configuration, rule-file or input error
     INTERNAL = 3  # a bug in megalint, reported in one line
+    NO_FILES = 4  # nothing to check: no script under the paths given (none excluded)
     INTERRUPTED = 130  # stopped with Ctrl-C, as a shell reports SIGINT
 
 

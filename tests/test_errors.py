@@ -40,5 +40,6 @@ def test_the_exit_statuses_are_those_the_help_documents():
         ("FINDINGS", 1),
         ("USAGE", 2),
         ("INTERNAL", 3),
+        ("NO_FILES", 4),
         ("INTERRUPTED", 130),
     ]

@@ -194,7 +194,7 @@ def run_case(case: Case, base: Path) -> str | None:
         proc.communicate()
         return f"timed out after {TIMEOUT_S} s"
     err = raw_err.decode("utf-8", "replace")
-    if proc.returncode not in (0, 1, 2) or "internal error" in err or "Traceback" in err:
+    if proc.returncode not in (0, 1, 2, 4) or "internal error" in err or "Traceback" in err:
         return f"exit status {proc.returncode}: {err.strip()[-2000:]}"
     for fmt, path in reports.items() if "--diff" not in case.fix else ():  # --diff writes no report
         try:

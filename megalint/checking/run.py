@@ -56,6 +56,8 @@ class RunResult:
     failing: bool = False  # findings at or above a file's failure threshold
     input_errors: int = 0  # files that do not exist or cannot be read
     internal_errors: int = 0  # files megalint failed on
+    checked: int = 0  # files linted (standard input included)
+    passed_through: int = 0  # standard input excluded with --force-exclude
 
 
 @dataclass
@@ -102,6 +104,7 @@ def check_files(
         if item.error is not None:
             raise item.error
         if item.skip:
+            run.passed_through += 1
             if options.fixes_standard_input:
                 write(item.text)
             continue
@@ -115,6 +118,7 @@ def check_files(
         assert setup is not None
         run.known.update(setup.known)
         result = next(outcomes)
+        run.checked += 1
         if isinstance(result, Exception):
             raise result
         if isinstance(result, str):

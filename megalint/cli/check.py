@@ -38,6 +38,7 @@ exit status:
      UTF-8, or whose fixes cannot be written (read-only, changed meanwhile, a link out
      of the folder checked); the other files are still checked
   3  internal error: a bug in megalint, reported in one line; please report it
+  4  no files found: no script under the paths given (as ruff's "No files found")
 
 other commands:
   megalint rule NAME|CODE     what a rule checks, why, an example, what to write instead
@@ -140,11 +141,22 @@ def main(argv: list[str]) -> int:
     options = RunOptions(paths, args.force_exclude, args.stdin_filename, fixes, args.jobs, not args.no_cache)
     report_stream = sys.stderr if options.fixes_standard_input else sys.stdout
     run = check_files(setups, options, stdin=sys.stdin, note=note, write=_write_out)
+    # Nothing checked is not "All checks passed": the human report is left out, and a run that
+    # found no script at all says so with its own status.
+    nothing = run.checked == 0
+    if nothing and not run.input_errors and not run.internal_errors and not run.passed_through:
+        _emit(targets, run, args.color, args.unsafe_fixes, report_stream, nothing)
+        if any(os.path.isfile(p) for p in paths):
+            # Files named one by one (a pre-commit call) that the configuration excludes: done.
+            note("every file given is excluded by the configuration")
+            return ExitCode.CLEAN
+        note(f"no files found to check in {', '.join(paths) or '.'}")
+        return ExitCode.NO_FILES
     if args.diff:
         if run.fixed:
             note(f"would fix {run.fixed} finding(s)")
     else:
-        _emit(targets, run, args.color, args.unsafe_fixes, report_stream)
+        _emit(targets, run, args.color, args.unsafe_fixes, report_stream, nothing)
         if run.fixed:
             note(f"fixed {run.fixed} finding(s)")
     if run.internal_errors:
@@ -167,7 +179,16 @@ def _width(is_tty: bool) -> int:
     return DEFAULT_WIDTH
 
 
-def _emit(targets: Sequence[OutputTarget], run: RunResult, color_mode: str, unsafe_fixes: bool, stream: TextIO) -> None:
+def _emit(
+    targets: Sequence[OutputTarget],
+    run: RunResult,
+    color_mode: str,
+    unsafe_fixes: bool,
+    stream: TextIO,
+    nothing: bool = False,
+) -> None:
+    """Write each report; when no file was checked, a human report is empty (a file of it is still
+    written, for a CI step that expects it), since nothing "passed"."""
     from megalint.output.common import RenderOptions, color_enabled
 
     step_summary = None
@@ -188,7 +209,10 @@ def _emit(targets: Sequence[OutputTarget], run: RunResult, color_mode: str, unsa
             step_summary=step_summary,
             tool_version=__version__,
         )
-        text = render(target.format, run.diagnostics, run.sources, run.known, opts)
+        if nothing and target.format in HUMAN_FORMATS:
+            text = ""
+        else:
+            text = render(target.format, run.diagnostics, run.sources, run.known, opts)
         if text and not text.endswith("\n"):
             text += "\n"
         if to_file is not None:
