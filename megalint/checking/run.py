@@ -55,6 +55,7 @@ class RunResult:
     failing: bool = False  # findings at or above a file's failure threshold
     input_errors: int = 0  # files that do not exist or cannot be read
     internal_errors: int = 0  # files megalint failed on
+    rule_errors: int = 0  # rules that failed on a file (each told as a note)
 
 
 @dataclass
@@ -119,8 +120,9 @@ def check_files(
             run.internal_errors += 1
             continue
         outcome = result
-        for message in outcome.notes:
+        for message in outcome.notes + outcome.rule_errors:
             note(message)
+        run.rule_errors += len(outcome.rule_errors)
         if outcome.fixed_text is not None:
             if item.real is None:
                 write(outcome.fixed_text)

@@ -33,8 +33,9 @@ exit status:
   1  findings at or above the failure threshold (default: warning, so info never
      fails unless --failure-threshold info); with --diff: some fix to show
   2  usage, configuration, rule-file or input error: an unknown option or rule code, a
-     bad configuration (reported as file:line:col), a path that does not exist, a file
-     that cannot be read, is binary or is not UTF-8 (the other files are still checked)
+     bad configuration (reported as file:line:col), a rule whose condition fails on a
+     script, a path that does not exist, a file that cannot be read, is binary or is
+     not UTF-8 (the other files are still checked)
   3  internal error: a bug in megalint, reported in one line; please report it
 
 other commands:
@@ -147,7 +148,7 @@ def main(argv: list[str]) -> int:
             note(f"fixed {run.fixed} finding(s)")
     if run.internal_errors:
         return ExitCode.INTERNAL
-    if run.input_errors:
+    if run.input_errors or run.rule_errors:
         return ExitCode.USAGE
     if args.exit_zero:
         return ExitCode.CLEAN
