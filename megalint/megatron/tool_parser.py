@@ -20,6 +20,7 @@ from megalint.megatron.bind import bind
 from megalint.megatron.bound import BoundArgs, ProblemKind
 from megalint.megatron.catalogue import Catalogue
 from megalint.megatron.extract.added_flags import read_added_flags
+from megalint.megatron.extract.bounds import SourceTooComplex, check_source
 from megalint.megatron.extract.sources import DirectoryTree, ExtractError
 from megalint.megatron.forks import repository_root
 from megalint.shell.values import Word
@@ -133,8 +134,10 @@ def _read(entry_file: Path, _mtime_ns: int, size: int) -> ToolParser | None:
     try:
         if size > _MAX_BYTES:
             return None
-        module = cst.parse_module(entry_file.read_text(encoding="utf-8", errors="replace"))
-    except (OSError, cst.ParserSyntaxError, RecursionError):
+        text = entry_file.read_text(encoding="utf-8", errors="replace")
+        check_source(text)  # libcst's parser must never see what could crash it
+        module = cst.parse_module(text)
+    except (OSError, SourceTooComplex, cst.ParserSyntaxError, RecursionError):
         return None
     shape = _Shape()
     module.visit(shape)
