@@ -17,6 +17,7 @@ from typing import Any
 import jsonschema
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError
+from ruamel.yaml.reader import ReaderError
 from ruamel.yaml.scalarstring import (
     DoubleQuotedScalarString,
     FoldedScalarString,
@@ -142,6 +143,10 @@ def _yaml_error(path: str, e: MarkedYAMLError) -> RuleError:
     if e.context and e.context_mark is not None and e.problem_mark is not None:
         message += f" ({e.context} started at {e.context_mark.line + 1}:{e.context_mark.column + 1})"
     return RuleError(path, line, col, message)
+
+
+def _code_point(character: object) -> str:
+    return f"U+{character if isinstance(character, int) else ord(str(character)[:1] or ' '):04X}"
 
 
 def _load_yaml(path: str, text: str) -> Any:
@@ -286,6 +291,11 @@ def read_rule_file(text: str, path: str) -> tuple[RuleFile | None, list[RuleErro
         root = _load_yaml(path, text)
     except MarkedYAMLError as e:
         return None, [_yaml_error(path, e)]
+    except ReaderError as e:  # a character YAML does not allow (a NUL, a control character)
+        at = e.position if isinstance(e.position, int) else 0
+        line = text.count("\n", 0, at) + 1
+        col = at - (text.rfind("\n", 0, at) + 1) + 1
+        return None, [RuleError(path, line, col, f"invalid YAML: character {_code_point(e.character)} is not allowed")]
     except RecursionError:
         return None, [RuleError(path, 1, 1, f"invalid rule file: values nested more than {MAX_YAML_DEPTH} deep")]
     if root is None:

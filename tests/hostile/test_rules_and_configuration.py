@@ -53,6 +53,7 @@ def test_lists_range_is_bounded(job: Path) -> None:
     (job / "site" / "range.yaml").write_text(_rule("SITE003", "range", "size(lists.range(1000000000)) > 0"))
     ran = megalint("--rule-dir", "site", "t.sh", cwd=job, timeout=60)
     assert ran.rc == 2 and "lists.range(1000000000) is longer than 100,000" in ran.err
+    assert len(ran.err.splitlines()) == 1  # the binding's own log line is not shown
 
 
 def test_a_yaml_alias_bomb_is_refused_where_it_grows(job: Path) -> None:
@@ -133,3 +134,12 @@ def test_configuration_that_is_a_fifo(job: Path) -> None:
     ran = megalint("--config", "megalint.toml", "t.sh", cwd=job, timeout=60)
     assert ran.rc == 2 and "megalint.toml:1:1: cannot read the configuration: not a regular file" in ran.err
     assert megalint("t.sh", cwd=job, timeout=60).rc == 0  # found by its name, it is no file: not read
+
+
+def test_a_nul_in_a_rule_file_is_a_yaml_error_at_its_place() -> None:
+    # Found by tools/fuzz_hostile.py: ruamel's ReaderError escaped as an internal error.
+    from megalint.engine.rulefile import read_rule_file
+
+    assert [str(e) for e in read_rule_file("code: A\nna\x00me: b\n", "x.yaml")[1]] == [
+        "x.yaml:2:3: invalid YAML: character U+0000 is not allowed"
+    ]
