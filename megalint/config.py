@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import sys
 from dataclasses import dataclass, field
 from typing import Any
@@ -216,6 +217,59 @@ def _type_name(value: object) -> str:
     return f"a {type(value).__name__}"
 
 
+# A configuration is a few dozen lines; tomllib reads nested values recursively, so a file
+# nested thousands deep would exhaust Python's stack.
+MAX_CONFIG_BYTES = 1 << 20
+MAX_NESTING = 32
+
+
+def _read(path: str) -> bytes:
+    try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            raise ConfigError(f"{path}:1:1: cannot read the configuration: not a regular file")
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_CONFIG_BYTES + 1)
+    except OSError as exc:
+        raise ConfigError(f"{path}:1:1: cannot read the configuration: {exc.strerror or exc}") from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{path}:1:1: cannot read the configuration: larger than {MAX_CONFIG_BYTES:,} bytes")
+    return data
+
+
+def _too_deep(text: str) -> int | None:
+    """The offset where arrays and inline tables open more than MAX_NESTING deep, if they do
+    (strings and comments skipped; a quote left open is tomllib's to report)."""
+    depth = 0
+    quote = ""
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if quote:
+            if text.startswith(quote, i):
+                i += len(quote)
+                quote = ""
+                continue
+            if c == "\\" and quote[0] == '"':
+                i += 1
+        elif c in "\"'":
+            quote = c * 3 if text.startswith(c * 3, i) else c
+            i += len(quote)
+            continue
+        elif c == "#":
+            end = text.find("\n", i)
+            i = n if end < 0 else end
+            continue
+        elif c in "[{":
+            depth += 1
+            if depth > MAX_NESTING:
+                return i
+        elif c in "]}":
+            depth = max(depth - 1, 0)
+        i += 1
+    return None
+
+
 def load_config(path: str) -> Config:
     # Imported here: most runs find no configuration file.
     if sys.version_info >= (3, 11):
@@ -223,16 +277,17 @@ def load_config(path: str) -> Config:
     else:  # pragma: no cover
         import tomli as tomllib
 
+    data = _read(path)
     try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError as exc:
-        raise ConfigError(f"{path}:1:1: cannot read the configuration: {exc.strerror or exc}") from None
-    try:
-        text = data.decode("utf-8")
+        # A byte-order mark is accepted, as it is in scripts; positions are counted after it.
+        text = data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:
         line, col = _line_col(data[: exc.start].decode("utf-8", "replace"), exc.start)
         raise ConfigError(f"{path}:{line}:1: invalid TOML: not UTF-8 text") from None
+    deep = _too_deep(text)
+    if deep is not None:
+        line, col = _line_col(text, deep)
+        raise ConfigError(f"{path}:{line}:{col}: invalid TOML: values nested more than {MAX_NESTING} deep") from None
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -51,9 +51,13 @@ def digest(*parts: str | bytes) -> str:
 
 def rules_digest(folders: Iterable[Traversable | str]) -> str:
     """A hash of every rule file under `folders`, in a stable order."""
+    from megalint.engine.loader import user_rule_files
+
     parts: list[str | bytes] = []
     for folder in folders:
-        for name, data in sorted(_files(Path(folder) if isinstance(folder, str) else folder, "")):
+        # A user's folder is read as the loader reads it (links followed once, sizes capped).
+        files = user_rule_files(folder, []) if isinstance(folder, str) else _files(folder, "")
+        for name, data in sorted(files):
             parts += [name, data]
     return digest(*parts)
 

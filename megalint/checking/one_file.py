@@ -38,6 +38,9 @@ class Outcome:
     fixed_text: str | None = None  # the text to write back (with --fix, even when unchanged)
     changed: bool = False
     notes: list[str] = field(default_factory=list)  # why some fixes were not applied
+    # A rule whose condition failed on this script (a division by zero, a CEL budget run out):
+    # not applied, so the run cannot say the script passed it (exit status 2).
+    rule_errors: list[str] = field(default_factory=list)
     # The Python files besides the scripts that decided it (a fork's parser, a program's own):
     # a cached result is used only while they are unchanged.
     code: frozenset[str] = frozenset()
@@ -49,8 +52,9 @@ def check_text(text: str, shown: str, setup: Setup, fixes: FixMode) -> Outcome:
     diags = finalise(result, text, setup, shown)
     # The GPU given to megalint lost to the script's own: said on the side, as it is about the run.
     gpu_notes = [f"{shown}: {result.gpu.option_note}"] if result.gpu is not None and result.gpu.option_note else []
+    rule_errors = rule_failures(result, shown)
     if not fixes.active:
-        return Outcome(diags, dict(result.sources), notes=gpu_notes, code=result.code)
+        return Outcome(diags, dict(result.sources), notes=gpu_notes, code=result.code, rule_errors=rule_errors)
     last = [result]
 
     def relint(new_text: str) -> list[Diagnostic]:
@@ -58,7 +62,14 @@ def check_text(text: str, shown: str, setup: Setup, fixes: FixMode) -> Outcome:
         return finalise(last[0], new_text, setup, shown)
 
     res = apply_fixes(text, diags, unsafe=fixes.unsafe, reparse_ok=bash_parses, relint=relint, path=shown)
-    outcome = Outcome(list(res.remaining), dict(last[0].sources), res.fixed_count, notes=gpu_notes, code=last[0].code)
+    outcome = Outcome(
+        list(res.remaining),
+        dict(last[0].sources),
+        res.fixed_count,
+        notes=gpu_notes,
+        code=last[0].code,
+        rule_errors=rule_errors,
+    )
     if res.refused:
         outcome.notes.append(f"{shown}: no fix applied: {res.refused}")
     if res.rejected:
@@ -73,6 +84,17 @@ def check_text(text: str, shown: str, setup: Setup, fixes: FixMode) -> Outcome:
     else:
         outcome.fixed_text, outcome.changed = res.text, res.changed
     return outcome
+
+
+def rule_failures(result: FileResult, shown: str) -> list[str]:
+    """One line per rule that failed on the script (once, however many launches it failed on)."""
+    lines: dict[str, None] = {}
+    for failure in result.evaluation.failures:
+        rule = failure.rule
+        lines[
+            f"{rule.origin}: rule {rule.code} [{rule.name}] failed on {shown} and was not applied: {failure.message}"
+        ] = None
+    return list(lines)
 
 
 def finalise(result: FileResult, text: str, setup: Setup, shown: str) -> list[Diagnostic]:

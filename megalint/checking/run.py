@@ -58,6 +58,7 @@ class RunResult:
     internal_errors: int = 0  # files megalint failed on
     checked: int = 0  # files linted (standard input included)
     passed_through: int = 0  # standard input excluded with --force-exclude
+    rule_errors: int = 0  # rules that failed on a file (each told as a note)
 
 
 @dataclass
@@ -126,8 +127,9 @@ def check_files(
             run.internal_errors += 1
             continue
         outcome = result
-        for message in outcome.notes:
+        for message in outcome.notes + outcome.rule_errors:
             note(message)
+        run.rule_errors += len(outcome.rule_errors)
         if outcome.fixed_text is not None:
             if item.real is None:
                 write(outcome.fixed_text)

@@ -33,10 +33,11 @@ exit status:
   1  findings at or above the failure threshold (default: warning, so info never
      fails unless --failure-threshold info); with --diff: some fix to show
   2  usage, configuration, rule-file or input error: an unknown option or rule code, a
-     bad configuration (reported as file:line:col), a path that does not exist, a file
-     that cannot be read, is not a regular file, is binary, is over 64 MiB or is not
-     UTF-8, or whose fixes cannot be written (read-only, changed meanwhile, a link out
-     of the folder checked); the other files are still checked
+     bad configuration (reported as file:line:col), a rule whose condition fails on a
+     script, a path that does not exist, a file that cannot be read, is not a regular
+     file, is binary, is over 64 MiB or is not UTF-8, or whose fixes cannot be written
+     (read-only, changed meanwhile, a link out of the folder checked); the other files
+     are still checked
   3  internal error: a bug in megalint, reported in one line; please report it
   4  no files found: no script under the paths given (as ruff's "No files found")
 
@@ -156,12 +157,14 @@ def main(argv: list[str]) -> int:
         if run.fixed:
             note(f"would fix {run.fixed} finding(s)")
     else:
-        _emit(targets, run, args.color, args.unsafe_fixes, report_stream, nothing)
+        # A rule that failed on a file decided nothing there: no "All checks passed." either.
+        quiet = nothing or bool(run.rule_errors and not run.diagnostics)
+        _emit(targets, run, args.color, args.unsafe_fixes, report_stream, quiet)
         if run.fixed:
             note(f"fixed {run.fixed} finding(s)")
     if run.internal_errors:
         return ExitCode.INTERNAL
-    if run.input_errors:
+    if run.input_errors or run.rule_errors:
         return ExitCode.USAGE
     if args.exit_zero:
         return ExitCode.CLEAN

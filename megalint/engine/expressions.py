@@ -121,6 +121,52 @@ class Scan:
     refs: tuple[Ref, ...]
     functions: tuple[tuple[str, int], ...]  # (name, offset)
     bound: frozenset[str]  # names bound by comprehension macros
+    # What bounds the work of a run (EVALUATION_BUDGET): comprehensions nested in one another,
+    # and the longest list written in the expression.
+    nesting: int = 0
+    longest_literal: int = 0
+
+
+# CEL has no budget of its own and runs in native code, where a run cannot be stopped: a
+# condition whose comprehensions, nested over the context's lists, would take more steps than
+# this is not run (the rule fails, which is reported), nor is `lists.range` past MAX_RANGE.
+EVALUATION_BUDGET = 10_000_000
+MAX_RANGE = 100_000
+
+
+def _within_budget(sc: Scan, env: Env) -> None:
+    called = dict(sc.functions)
+    # `flatten()` joins the lists it is given: as long as all the context's lists together.
+    from_context = env.list_sizes()[1 if "flatten" in called else 0]
+    longest = max(from_context, sc.longest_literal, MAX_RANGE if "lists.range" in called else 0, 1)
+    steps = longest**sc.nesting
+    if steps > EVALUATION_BUDGET:
+        raise EvalFailure(
+            f"the condition may take {steps:.1e} steps, over the budget of {EVALUATION_BUDGET:,}: "
+            f"{sc.nesting} comprehensions nested over lists of up to {longest:,} items"
+        )
+
+
+def _cost(toks: list[tuple[str, str, int]]) -> tuple[int, int]:
+    """(nesting, longest_literal) of an expression's tokens (see Scan)."""
+    stack: list[str] = []  # per open bracket: "macro", "list" or "plain"
+    items: list[int] = []  # per open list literal: its commas so far
+    nesting = longest = 0
+    for i, (_, text, _) in enumerate(toks):
+        if text == "(":
+            is_macro = i >= 2 and toks[i - 2][1] == "." and toks[i - 1][1] in _MACROS
+            stack.append("macro" if is_macro else "plain")
+            nesting = max(nesting, stack.count("macro"))
+        elif text == "[":
+            stack.append("list")
+            items.append(0)
+        elif text in (")", "]") and stack:
+            if stack.pop() == "list" and items:
+                n = items.pop()
+                longest = max(longest, n + 1)
+        elif text == "," and stack and stack[-1] == "list" and items:
+            items[-1] += 1
+    return nesting, longest
 
 
 def _tokens(source: str) -> list[tuple[str, str, int]]:
@@ -180,7 +226,7 @@ def scan(source: str, toks: list[tuple[str, str, int]] | None = None) -> Scan:
             guarded = tok(i - 1)[1] == "(" and tok(i - 2)[1] == "has" and tok(j)[1] == ")"
             refs.append(Ref(".".join(chain), off, guarded))
         i = j
-    return Scan(tuple(refs), tuple(funcs), frozenset(bound))
+    return Scan(tuple(refs), tuple(funcs), frozenset(bound), *_cost(toks))
 
 
 class NeedInputs(Exception):
@@ -220,6 +266,8 @@ class Expr:
         return (Expr, (self.source, self.scan))
 
     def run(self, env: Env) -> Any:
+        if self.scan.nesting > 1:
+            _within_budget(self.scan, env)
         try:
             return self.program.execute(env.cel)
         except KeyError as e:
@@ -407,6 +455,12 @@ class Needs:
         return out
 
 
+def _bounded_range(n: int) -> list[int]:
+    if n > MAX_RANGE:
+        raise ValueError(f"lists.range({n}) is longer than {MAX_RANGE:,}, the most a condition may build")
+    return list(range(n))
+
+
 class Env:
     """One context made ready for CEL, plus the variables bound while a rule iterates."""
 
@@ -425,6 +479,26 @@ class Env:
         self.scope: dict[str, Any] = dict(ctx)
         for root in MAPPING_ROOTS:
             self.scope.setdefault(root, {})
+
+        self._list_sizes: tuple[int, int] | None = None
+        self.cel.add_function("lists.range", _bounded_range)
+
+    def list_sizes(self) -> tuple[int, int]:
+        """The length of the context's longest list or map, and of all of them together (worked
+        out once, when first asked)."""
+        if self._list_sizes is None:
+            longest = total = 0
+            todo: list[Any] = [self.ctx]
+            while todo:
+                value = todo.pop()
+                if isinstance(value, Mapping):
+                    longest, total = max(longest, len(value)), total + len(value)
+                    todo.extend(value.values())
+                elif isinstance(value, (list, tuple)):
+                    longest, total = max(longest, len(value)), total + len(value)
+                    todo.extend(value)
+            self._list_sizes = (longest, total)
+        return self._list_sizes
 
     def bind(self, name: str, value: Any) -> None:
         self.cel.add_variable(name, value)

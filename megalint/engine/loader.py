@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.resources
 import os
+import stat
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -177,21 +178,96 @@ def load_rules(
     parsed: list[_ParsedFile] = list(_packaged_files()) if packaged else []
     errors: list[RuleError] = []
     for p in paths or []:
-        path = Path(p)
-        files: list[Traversable]
-        if path.is_dir():
-            files = [f for f, _ in _rule_files(path)]
-        elif path.exists():
-            files = [path]
-        else:
-            errors.append(RuleError(str(path), 1, 1, "no such rule file or folder"))
-            continue
-        for f in files:
+        for name, data in user_rule_files(str(Path(p)), errors):
             try:
-                parsed.append(_parse(str(f), f.read_text("utf-8"), check_arguments=check_arguments))
+                parsed.append(_parse(name, data.decode("utf-8"), check_arguments=check_arguments))
             except UnicodeDecodeError as e:
-                errors.append(RuleError(str(f), 1, 1, f"not UTF-8 text ({e.reason} at byte {e.start})"))
+                errors.append(RuleError(name, 1, 1, f"not UTF-8 text ({e.reason} at byte {e.start})"))
     return _build(parsed, errors)
+
+
+# A user's rule folder is a handful of files: a bigger one is a wrong path (`/`), and a bigger
+# file is not a rule (`/dev/zero`).
+MAX_RULE_FILE_BYTES = 1 << 20
+MAX_RULE_FOLDER_ENTRIES = 20_000
+
+
+def user_rule_files(path: str, errors: list[RuleError]) -> list[tuple[str, bytes]]:
+    """The rule files a path names (a file, or the `*.yaml`/`*.yml` under a folder, in name
+    order) with their contents; what cannot be read is added to `errors`. Each folder is walked
+    once however many links lead to it, only regular files are read, and sizes are capped."""
+    out: list[tuple[str, bytes]] = []
+    try:
+        is_dir = os.path.isdir(path)
+    except ValueError:  # a NUL in the path
+        is_dir = False
+    if not is_dir:
+        if not os.path.lexists(path):
+            errors.append(RuleError(path, 1, 1, "no such rule file or folder"))
+        else:
+            _read_rule_file(path, out, errors)
+        return out
+    seen: set[tuple[int, int]] = set()
+    entries = 0
+    todo = [path]
+    while todo:
+        folder = todo.pop()
+        try:
+            st = os.stat(folder)
+            if (st.st_dev, st.st_ino) in seen:
+                continue  # reached again through a link: read once
+            seen.add((st.st_dev, st.st_ino))
+            with os.scandir(folder) as it:
+                children = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            errors.append(RuleError(folder, 1, 1, f"cannot read the rule folder: {exc.strerror or exc}"))
+            continue
+        entries += len(children)
+        if entries > MAX_RULE_FOLDER_ENTRIES:
+            errors.append(
+                RuleError(path, 1, 1, f"more than {MAX_RULE_FOLDER_ENTRIES:,} entries: not a folder of rule files")
+            )
+            return out
+        folders: list[str] = []
+        for child in children:
+            try:
+                child_is_dir = child.is_dir()
+            except OSError:
+                child_is_dir = False
+            if child_is_dir:
+                if not child.name.startswith((".", "__")):
+                    folders.append(child.path)
+            elif child.name.endswith(RULE_SUFFIXES):
+                _read_rule_file(child.path, out, errors)
+        todo.extend(reversed(folders))
+    return out
+
+
+def _read_rule_file(path: str, out: list[tuple[str, bytes]], errors: list[RuleError]) -> None:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        errors.append(RuleError(path, 1, 1, "a link to a file that does not exist"))
+        return
+    except OSError as exc:
+        errors.append(RuleError(path, 1, 1, f"cannot read the rule file: {exc.strerror or exc}"))
+        return
+    if not stat.S_ISREG(st.st_mode):
+        errors.append(RuleError(path, 1, 1, "not a regular file (a device, a pipe or a socket)"))
+        return
+    if st.st_size > MAX_RULE_FILE_BYTES:
+        errors.append(RuleError(path, 1, 1, f"larger than {MAX_RULE_FILE_BYTES:,} bytes: not a rule file"))
+        return
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_RULE_FILE_BYTES + 1)
+    except OSError as exc:
+        errors.append(RuleError(path, 1, 1, f"cannot read the rule file: {exc.strerror or exc}"))
+        return
+    if len(data) > MAX_RULE_FILE_BYTES:
+        errors.append(RuleError(path, 1, 1, f"larger than {MAX_RULE_FILE_BYTES:,} bytes: not a rule file"))
+        return
+    out.append((path, data))
 
 
 def load_rule_texts(sources: Iterable[tuple[str, str]], *, check_arguments: bool = True) -> RuleSet:

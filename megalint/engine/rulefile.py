@@ -17,6 +17,7 @@ from typing import Any
 import jsonschema
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError
+from ruamel.yaml.reader import ReaderError
 from ruamel.yaml.scalarstring import (
     DoubleQuotedScalarString,
     FoldedScalarString,
@@ -144,8 +145,42 @@ def _yaml_error(path: str, e: MarkedYAMLError) -> RuleError:
     return RuleError(path, line, col, message)
 
 
+def _code_point(character: object) -> str:
+    return f"U+{character if isinstance(character, int) else ord(str(character)[:1] or ' '):04X}"
+
+
 def _load_yaml(path: str, text: str) -> Any:
     return yamlpos.load(text)
+
+
+# A rule file is a few hundred values; YAML aliases can make a small file stand for billions
+# (each `*a` a reference to a list of ten `*b` ...), which validation would walk one by one.
+MAX_YAML_VALUES = 100_000
+MAX_YAML_DEPTH = 64
+
+
+def _too_large(root: Any) -> tuple[Any, str] | None:
+    """The value where the document, aliases expanded, grows past MAX_YAML_VALUES or nests past
+    MAX_YAML_DEPTH (with why); None when it stays within both. Each shared value is counted once
+    per place it is used, without expanding it."""
+    sizes: dict[int, int] = {}
+    stack: list[tuple[Any, int, bool]] = [(root, 1, False)]
+    while stack:
+        node, depth, done = stack.pop()
+        if not isinstance(node, (CommentedMap, CommentedSeq)) or (id(node) in sizes and not done):
+            continue
+        children = list(node.values()) if isinstance(node, CommentedMap) else list(node)
+        if not done:
+            if depth > MAX_YAML_DEPTH:
+                return node, f"values nested more than {MAX_YAML_DEPTH} deep"
+            stack.append((node, depth, True))
+            stack.extend((child, depth + 1, False) for child in children)
+            continue
+        size = 1 + sum(sizes.get(id(c), 1) for c in children)
+        if size > MAX_YAML_VALUES:
+            return node, f"more than {MAX_YAML_VALUES:,} values once its aliases are expanded"
+        sizes[id(node)] = size
+    return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -256,8 +291,19 @@ def read_rule_file(text: str, path: str) -> tuple[RuleFile | None, list[RuleErro
         root = _load_yaml(path, text)
     except MarkedYAMLError as e:
         return None, [_yaml_error(path, e)]
+    except ReaderError as e:  # a character YAML does not allow (a NUL, a control character)
+        at = e.position if isinstance(e.position, int) else 0
+        line = text.count("\n", 0, at) + 1
+        col = at - (text.rfind("\n", 0, at) + 1) + 1
+        return None, [RuleError(path, line, col, f"invalid YAML: character {_code_point(e.character)} is not allowed")]
+    except RecursionError:
+        return None, [RuleError(path, 1, 1, f"invalid rule file: values nested more than {MAX_YAML_DEPTH} deep")]
     if root is None:
         return None, [RuleError(path, 1, 1, "empty rule file")]
+    big = _too_large(root)
+    if big is not None:
+        line, col = RuleFile.node_pos(big[0])
+        return None, [RuleError(path, line, col, f"invalid rule file: {big[1]}")]
     doc = RuleFile(path, text, root)
     if not isinstance(root, CommentedMap):
         doc.error((1, 1), f"a rule file holds a mapping (one rule, or rules: [...]), not {_kind(root)}")

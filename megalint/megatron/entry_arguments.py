@@ -17,6 +17,7 @@ import libcst as cst
 
 from megalint.megatron.catalogue import Catalogue
 from megalint.megatron.extract.added_flags import read_added_flags
+from megalint.megatron.extract.bounds import MAX_SOURCE_CHARS, SourceTooComplex, check_source
 from megalint.megatron.extract.sources import DirectoryTree, ExtractError
 
 # What a provider may call and still be read in full.
@@ -60,8 +61,12 @@ def with_entry_arguments(catalogue: Catalogue, root: Path, entry_file: Path) -> 
     """`catalogue` plus the flags `entry_file`'s own provider adds; None when the file has no
     provider, or one that cannot be read in full."""
     try:
-        module = cst.parse_module(entry_file.read_text(encoding="utf-8", errors="replace"))
-    except (OSError, cst.ParserSyntaxError):
+        if entry_file.stat().st_size > 4 * MAX_SOURCE_CHARS:
+            return None
+        text = entry_file.read_text(encoding="utf-8", errors="replace")
+        check_source(text)  # libcst's parser must never see what could crash it
+        module = cst.parse_module(text)
+    except (OSError, SourceTooComplex, cst.ParserSyntaxError):
         return None
     found = _Providers()
     module.visit(found)

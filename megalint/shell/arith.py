@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import partial
 
 from megalint.errors import ScriptError
 
@@ -152,6 +153,25 @@ class _Parser:
         self.lookup = lookup
         self.assign = assign
         self.depth = 0
+        # Above zero inside an operand bash does not evaluate (the untaken branch of `?:`, the
+        # right of `&&` after false and of `||` after true): it is parsed, but reads no
+        # variable, assigns nothing and cannot fail (`M > 0 ? G / M : 1` with M=0 is 1).
+        self.skipping = 0
+
+    def read(self, name: str) -> int:
+        return 0 if self.skipping else self.lookup(name)
+
+    def write(self, name: str, value: int) -> None:
+        if not self.skipping:
+            self.assign(name, value)
+
+    def skipped(self, skip: bool, operand: Callable[[], int]) -> int:
+        """Parse `operand`, evaluating it only when `skip` is false."""
+        self.skipping += skip
+        try:
+            return operand()
+        finally:
+            self.skipping -= skip
 
     def deeper(self) -> None:
         self.depth += 1
@@ -190,9 +210,9 @@ class _Parser:
             if op == "=":
                 v = rhs
             else:
-                v = _apply(op[:-1], self.lookup(name), rhs)
+                v = self.apply(op[:-1], self.read(name), rhs)
             v = _wrap(v)
-            self.assign(name, v)
+            self.write(name, v)
             return v
         return self.ternary()
 
@@ -201,9 +221,9 @@ class _Parser:
         if self.peek()[1] == "?":
             self.take()
             self.deeper()
-            a = self.assignment()
+            a = self.skipped(not cond, self.assignment)
             self.expect(":")
-            b = self.assignment()
+            b = self.skipped(bool(cond), self.assignment)
             self.depth -= 1
             return a if cond else b
         return cond
@@ -218,9 +238,10 @@ class _Parser:
             self.take()
             # ** is right-associative
             self.deeper()
-            right = self.binary(prec if op == "**" else prec + 1)
+            short = (op == "&&" and not left) or (op == "||" and bool(left))
+            right = self.skipped(short, partial(self.binary, prec if op == "**" else prec + 1))
             self.depth -= 1
-            left = _wrap(_apply(op, left, right))
+            left = _wrap(self.apply(op, left, right))
 
     def unary(self) -> int:
         kind, val = self.peek()
@@ -235,8 +256,8 @@ class _Parser:
             k2, name = self.take()
             if k2 != "name":
                 raise ArithError("++/-- needs a variable")
-            v = _wrap(self.lookup(name) + (1 if val == "++" else -1))
-            self.assign(name, v)
+            v = _wrap(self.read(name) + (1 if val == "++" else -1))
+            self.write(name, v)
             return v
         return self.postfix()
 
@@ -248,11 +269,11 @@ class _Parser:
             except ValueError:
                 raise ArithError(f"invalid number {val!r}") from None
         if kind == "name":
-            v = self.lookup(val)
+            v = self.read(val)
             nk, nv = self.peek()
             if nk == "op" and nv in ("++", "--"):
                 self.take()
-                self.assign(val, _wrap(v + (1 if nv == "++" else -1)))
+                self.write(val, _wrap(v + (1 if nv == "++" else -1)))
             return v
         if val == "(":
             self.deeper()
@@ -261,6 +282,9 @@ class _Parser:
             self.expect(")")
             return v
         raise ArithError("syntax error in arithmetic expression")
+
+    def apply(self, op: str, a: int, b: int) -> int:
+        return 0 if self.skipping else _apply(op, a, b)
 
 
 def _apply(op: str, a: int, b: int) -> int:

@@ -18,6 +18,7 @@ import libcst as cst
 
 from megalint.errors import InputError
 
+from .bounds import SourceTooComplex, check_source
 from .kwargs import action_name, nargs_value, type_name
 from .model import Flag, build_flag
 from .pymodules import ClassRef, ExternalRef, ValueRef, dotted_name
@@ -106,7 +107,12 @@ class AnnotationReader:
         if isinstance(node, cst.SimpleString):
             text = node.evaluated_value
             if isinstance(text, str):
-                return self.term(cst.parse_expression(text), scope)
+                try:
+                    check_source(text)
+                    annotation = cst.parse_expression(text)
+                except (SourceTooComplex, cst.ParserSyntaxError) as exc:
+                    raise TypeInferenceError(f"unreadable annotation {text[:80]!r}: {exc}") from None
+                return self.term(annotation, scope)
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
             return _union([self.term(node.left, scope), self.term(node.right, scope)])
         if isinstance(node, cst.Subscript):

@@ -14,6 +14,7 @@ from typing import Any
 import libcst as cst
 
 from megalint.megatron.extract.added_flags import read_added_flags
+from megalint.megatron.extract.bounds import SourceTooComplex, check_source
 from megalint.megatron.extract.sources import DirectoryTree, ExtractError
 
 # Calls that hand the file's work to Megatron's parser: then the command is a launch, not a tool.
@@ -75,8 +76,10 @@ def read_own_parser(entry_file: Path) -> dict[str, Any] | None:
     """The program's parser as data (its flags as catalogue entries, and how it parses), or None
     when the file does not say all of it."""
     try:
-        module = cst.parse_module(entry_file.read_text(encoding="utf-8", errors="replace"))
-    except (OSError, cst.ParserSyntaxError, RecursionError):
+        text = entry_file.read_text(encoding="utf-8", errors="replace")
+        check_source(text)  # libcst's parser must never see what could crash it
+        module = cst.parse_module(text)
+    except (OSError, SourceTooComplex, cst.ParserSyntaxError, RecursionError):
         return None
     shape = _Shape()
     module.visit(shape)

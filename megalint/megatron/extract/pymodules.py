@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from .bounds import SourceTooComplex, check_source
 from .sources import ExtractError, SourceTree
 
 
@@ -204,7 +205,10 @@ class ModuleIndex:
             self._modules[name] = None
             return None
         try:
+            check_source(text)
             tree = cst.parse_module(text)
+        except SourceTooComplex as exc:
+            raise ExtractError(f"{self.source.label}:{path}: not read: {exc}") from None
         except cst.ParserSyntaxError as exc:
             raise ExtractError(f"{self.source.label}:{path}: cannot be parsed: {exc}") from None
         self.parsed_files.append(path)

@@ -1,17 +1,23 @@
 """Read-only access to a Megatron-LM source tree: a checkout directory or a wheel file.
 
-A wheel is read member by member from the zip in memory; nothing is unpacked to disk.
+A wheel is read member by member from the zip in memory; nothing is unpacked to disk. Every file
+is read with a size cap (a member is streamed, so a zip bomb stops at the cap), and only regular
+files are read (a FIFO named `arguments.py` would block).
 """
 
 from __future__ import annotations
 
 import os
+import stat
 import zipfile
 from pathlib import Path
 
 from megalint.errors import InputError
 
 ARGUMENTS_PATHS = ("megatron/training/arguments.py", "megatron/arguments.py")
+# The source files the extractor reads are far smaller (bounds.MAX_SOURCE_CHARS caps what libcst
+# parses); this caps what is read at all.
+MAX_FILE_BYTES = 4 << 20
 
 
 class ExtractError(InputError):
@@ -53,11 +59,15 @@ class DirectoryTree(SourceTree):
     def read(self, relpath: str) -> str | None:
         path = self.root / relpath
         try:
-            return path.read_text(encoding="utf-8")
+            if not stat.S_ISREG(path.stat().st_mode):
+                raise ExtractError(f"{path}: not a regular file")
+            with open(path, "rb") as fh:
+                data = fh.read(MAX_FILE_BYTES + 1)
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             return None
-        except UnicodeDecodeError as exc:
-            raise ExtractError(f"{path}: not UTF-8 text ({exc})") from None
+        except OSError as exc:
+            raise ExtractError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+        return _text(data, str(path))
 
     def exists(self, relpath: str) -> bool:
         return (self.root / relpath).is_file()
@@ -78,17 +88,26 @@ class WheelTree(SourceTree):
         if relpath not in self._names:
             return None
         try:
-            return self._zip.read(relpath).decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise ExtractError(f"{self.label}:{relpath}: not UTF-8 text ({exc})") from None
-        except (zipfile.BadZipFile, OSError) as exc:
+            with self._zip.open(relpath) as member:
+                data = member.read(MAX_FILE_BYTES + 1)
+        except (zipfile.BadZipFile, OSError, RuntimeError, NotImplementedError, EOFError) as exc:
             raise ExtractError(f"{self.label}:{relpath}: cannot be read: {exc}") from None
+        return _text(data, f"{self.label}:{relpath}")
 
     def exists(self, relpath: str) -> bool:
         return relpath in self._names
 
     def close(self) -> None:
         self._zip.close()
+
+
+def _text(data: bytes, where: str) -> str:
+    if len(data) > MAX_FILE_BYTES:
+        raise ExtractError(f"{where}: larger than {MAX_FILE_BYTES:,} bytes: not a source file of Megatron-LM")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ExtractError(f"{where}: not UTF-8 text ({exc})") from None
 
 
 def open_tree(path: str | os.PathLike[str]) -> SourceTree:

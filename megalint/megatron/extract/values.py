@@ -201,12 +201,12 @@ class Evaluator:
 
     def evaluate(self, node: cst.BaseExpression, scope: Scope) -> object:
         if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
-            value = node.evaluated_value
+            value = _literal(node)
             if value is None:
                 raise NotLiteral
             return value
         if isinstance(node, (cst.Integer, cst.Float)):
-            number = node.evaluated_value
+            number = _literal(node)
             if isinstance(number, float) and not math.isfinite(number):
                 raise NotLiteral
             return number
@@ -432,3 +432,11 @@ def _stdlib_value(dotted: str) -> object:
     if isinstance(obj, (bool, int, str)) or (isinstance(obj, float) and math.isfinite(obj)):
         return obj
     raise NotLiteral
+
+
+def _literal(node: cst.SimpleString | cst.ConcatenatedString | cst.Integer | cst.Float) -> object:
+    """A literal's value; an int too long to convert (past Python's 4,300 digits) is no literal."""
+    try:
+        return node.evaluated_value
+    except (ValueError, SyntaxError):
+        raise NotLiteral from None

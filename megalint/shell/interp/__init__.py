@@ -18,6 +18,7 @@ Where each concern lives:
 - reparse.py: a command string read again as shell, its `MappedSource` pointing back to where it was written
 - assignments.py: `X=…`, `X+=…`, `A[i]=…`, `A=(…)`
 - expansion.py: words and `"…"` strings, quoting and escapes, command substitution `$(…)`
+- braces.py: brace expansion (`{a,b}`, `{1..3}`) of an unquoted word, before the other expansions
 - splitting.py: word splitting, and where each field is shown
 - parameters.py: `$X`, `$@`, `${X:-d}`, `${X#p}`, `${X/a/b}`, `${#X}`, `${A[@]}` and the other `${…}` forms
 - patterns.py: glob matching (`case`, `[[ == ]]`, `${X#p}`, `${X/a/b}`)

@@ -13,7 +13,7 @@ import re
 from typing import TYPE_CHECKING
 
 from megalint.shell.facts import ASSUME_DIRNAME, ASSUME_PWD, ShellFindingKind
-from megalint.shell.interp import arithmetic, fast_paths, parameters, splitting
+from megalint.shell.interp import arithmetic, braces, fast_paths, parameters, splitting
 from megalint.shell.interp.pieces import (
     QUOTED_EMPTY,
     Expansion,
@@ -64,6 +64,10 @@ def expand_word(ev: Evaluator, node: Node, st: State, frame: Frame) -> list[Word
                 words = splitting.split(ev, pieces(ev, node, st, frame, quoted=False, eid=None), node, frame)
             cached = ps.word_cache[key] = words
         return list(cached)
+    if t == "brace_expression" or t == "concatenation":
+        braced = braces.expand(ev, node, st, frame)
+        if braced is not None:
+            return braced
     if fast_paths.ENABLED:
         if t == "simple_expansion" or t == "expansion":
             got = fast_paths.scalar_word(ev, node, st, frame)

@@ -79,13 +79,13 @@ def source(ev: Evaluator, args: list[Word], span: Span, st: State, frame: Frame)
         ev.unread(span, target, UnreadReason.OUTSIDE_ROOT, f"{span}: {target} is outside the linted tree; not followed")
         _mark_source_unknown(st, span, f"{target} (sourced at {span}) is outside the linted tree")
         return [st]
-    if real in ev.source_stack or len(ev.source_stack) > MAX_SOURCE_DEPTH:
+    if real in ev.source_stack:
         ev.unread(
-            span,
-            target,
-            UnreadReason.CYCLE if real in ev.source_stack else UnreadReason.TOO_DEEP,
-            f"{span}: {target} is already being sourced (a cycle); not followed again",
+            span, target, UnreadReason.CYCLE, f"{span}: {target} is already being sourced (a cycle); not followed again"
         )
+        return [st]
+    if len(ev.source_stack) > MAX_SOURCE_DEPTH:
+        _too_deep(ev, st, span, target, real)
         return [st]
     sub = _parsed_file(ev, real)
     if isinstance(sub, tuple):
@@ -111,6 +111,21 @@ def source(ev: Evaluator, args: list[Word], span: Span, st: State, frame: Frame)
     finally:
         ev.source_stack.pop()
     return results
+
+
+def _too_deep(ev: Evaluator, st: State, span: Span, target: str, real: str) -> None:
+    """A file sourced past MAX_SOURCE_DEPTH is not read: what it would set is unknown from here
+    on, never the value an outer file gave (which bash overwrites)."""
+    reason = f"{target}, sourced at {span}, is nested more than {MAX_SOURCE_DEPTH} sourced files deep"
+    ev.unread(span, target, UnreadReason.TOO_DEEP, f"{span}: {reason}; not followed")
+    sub = _parsed_file(ev, real)
+    names: set[str] = set()
+    if not isinstance(sub, tuple):
+        assigned_names(sub.root, sub, names)
+    for name in sorted(names):
+        old = st.vars.get(name)
+        st.vars[name] = Var(unknown=Unknown(reason, span), exported=old is not None and old.exported, site=span)
+    _mark_source_unknown(st, span, reason)
 
 
 def _assumptions_of_path(ev: Evaluator, word: Word, absolute: bool) -> None:
