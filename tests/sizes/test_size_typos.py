@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.sizes.bounded import run_cli
+from tests.hostile.limited import megalint as run_cli
 
 LAUNCH = (
     "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 8 --hidden-size 1024 "
@@ -50,13 +50,13 @@ def test_invalid_size_is_a_finding(tmp_path: Path, flags: str, message: str) -> 
     _script(tmp_path, flags)
     for command in ((), ("memory",)):
         proc = run_cli(*command, "--gpu", "H100-80GB", "train.sh", cwd=tmp_path)
-        assert "internal error" not in proc.stderr, proc.stderr
+        assert "internal error" not in proc.err, proc.err
         if not command:
-            assert proc.returncode == 1, proc.stdout + proc.stderr
-            assert message in proc.stdout
-            assert ("ML515" in proc.stdout) or ("ML503" in proc.stdout)
+            assert proc.rc == 1, proc.out + proc.err
+            assert message in proc.out
+            assert ("ML515" in proc.out) or ("ML503" in proc.out)
         else:
-            assert proc.returncode == 0, proc.stdout + proc.stderr
+            assert proc.rc == 0, proc.out + proc.err
 
 
 @pytest.mark.parametrize("flags", ["--num-layers 1000000000", "--mtp-num-layers 100000000"])
@@ -65,11 +65,11 @@ def test_a_huge_count_is_not_walked(tmp_path: Path, flags: str) -> None:
     the layers are capped and the MTP layers counted in closed form."""
     _script(tmp_path, flags)
     proc = run_cli("--gpu", "H100-80GB", "train.sh", cwd=tmp_path)
-    assert "internal error" not in proc.stderr, proc.stderr
-    assert proc.returncode in (0, 1), proc.stdout + proc.stderr
+    assert "internal error" not in proc.err, proc.err
+    assert proc.rc in (0, 1), proc.out + proc.err
     memory = run_cli("memory", "--gpu", "H100-80GB", "train.sh", cwd=tmp_path)
-    assert memory.returncode == 0, memory.stdout + memory.stderr
+    assert memory.rc == 0, memory.out + memory.err
     if "num-layers 1000000000" in flags:
-        assert "outside the 0 to 100,000 layers megalint estimates" in memory.stdout
+        assert "outside the 0 to 100,000 layers megalint estimates" in memory.out
     else:
-        assert "GiB" in memory.stdout
+        assert "GiB" in memory.out
