@@ -14,11 +14,13 @@ A `Word` with `splat` set stands for any number of unknown words (`"$@"` of the 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from megalint.source import SourceFile, Span
 
-# Never changed once made (see Span for why these are not `frozen`).
+# Never changed once made (see Span for why these are not `frozen`). Segments and words are
+# hashed over and over when paths are compared (interp/algebra.py): each keeps its hash once
+# computed, and leaves it out when pickled, since string hashes differ from process to process.
 
 
 @dataclass(slots=True, unsafe_hash=True)
@@ -30,7 +32,7 @@ class Unknown:
         return self.reason
 
 
-@dataclass(slots=True, unsafe_hash=True)
+@dataclass(slots=True)
 class Segment:
     text: str | None
     site: Span | None
@@ -40,16 +42,36 @@ class Segment:
     # Set when the text is a default the script gives for an input it does not control
     # (`${NNODES:-1}`, `${1:-8}`): usable for most checks, not for a node count.
     assumed: str | None = None
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
+
+    def __hash__(self) -> int:
+        h = self._hash
+        if not h:
+            h = self._hash = hash((self.text, self.site, self.origin, self.unknown, self.via, self.assumed)) or 1
+        return h
+
+    def __reduce__(self) -> tuple[type[Segment], tuple[object, ...]]:
+        return (Segment, (self.text, self.site, self.origin, self.unknown, self.via, self.assumed))
 
     @staticmethod
     def unknown_at(reason: str, site: Span | None, origin: tuple[Span, ...] = ()) -> Segment:
         return Segment(None, site, origin, Unknown(reason, site))
 
 
-@dataclass(slots=True, unsafe_hash=True)
+@dataclass(slots=True)
 class Word:
     segments: tuple[Segment, ...]
     splat: Unknown | None = None
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
+
+    def __hash__(self) -> int:
+        h = self._hash
+        if not h:
+            h = self._hash = hash((self.segments, self.splat)) or 1
+        return h
+
+    def __reduce__(self) -> tuple[type[Word], tuple[object, ...]]:
+        return (Word, (self.segments, self.splat))
 
     @property
     def text(self) -> str | None:

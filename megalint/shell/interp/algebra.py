@@ -117,12 +117,16 @@ def collapse(states: list[State]) -> list[State]:
     """Paths that ended up alike (same variables, same commands run) are one path: the
     test that split them changed nothing that is tracked."""
     # Paths are compared by a fingerprint first, equal whenever the paths are: comparing whole
-    # states pair by pair is quadratic in the paths and deep in their values. `seen` shares the
-    # fingerprints of the values paths share.
+    # states pair by pair is quadratic in the paths and deep in their values. Only the variables
+    # some path holds a value of its own for are fingerprinted (most are shared by every path),
+    # and `seen` shares the fingerprints of the commands paths share.
+    if len(states) < 2:
+        return states
+    differing = _differing_names(states)
     seen: dict[int, int] = {}
     out: list[tuple[int, State]] = []
     for s in states:
-        mark = _fingerprint(s, seen)
+        mark = _fingerprint(s, differing, seen)
         for f, o in out:
             if f == mark and _same_path(o, s):
                 if o.cond != s.cond:
@@ -135,20 +139,29 @@ def collapse(states: list[State]) -> list[State]:
     return [s for _, s in out]
 
 
-def _fingerprint(st: State, seen: dict[int, int]) -> int:
+def _differing_names(states: list[State]) -> frozenset[str]:
+    """The variables whose value is not the same object on every path."""
+    first = states[0].vars
+    names: set[str] = set()
+    for s in states[1:]:
+        other = s.vars
+        if other is first:
+            continue
+        for name, v in other.items():
+            if first.get(name) is not v:
+                names.add(name)
+        if len(other) != len(first) or names:
+            names.update(name for name in first if name not in other)
+    return frozenset(names)
+
+
+def _fingerprint(st: State, differing: frozenset[str], seen: dict[int, int]) -> int:
     """A hash of what `_same_path` compares: equal paths have equal fingerprints."""
-    vars_ = frozenset((name, _value_mark(v, seen)) for name, v in st.vars.items())
+    get = st.vars.get
+    vars_ = frozenset((name, None if (v := get(name)) is None else v.mark()) for name in differing)
     commands = tuple(_command_mark(c, seen) for c in st.commands)
-    flags = (st.stopped, st.in_loop, st.breaking, st.returning, id(st.positional))
+    flags = (st.stopped, st.in_loop, st.breaking, st.returning, id(st.positional), len(st.vars))
     return hash((flags, vars_, commands, frozenset(st.funcs)))
-
-
-def _value_mark(v: Var, seen: dict[int, int]) -> int:
-    mark = seen.get(id(v))
-    if mark is None:
-        array = None if v.array is None else frozenset(v.array.items())
-        mark = seen[id(v)] = hash((v.scalar, array, v.unknown, v.exported, v.site))
-    return mark
 
 
 def _command_mark(c: CommandRecord, seen: dict[int, int]) -> int:

@@ -326,22 +326,27 @@ def facts_from_states(
 ) -> ScriptFacts:
     """What a run learned about a script, path by path, as the later stages read it."""
     paths = []
+    # Paths share most of their values: each value's fact (its words split) is made once.
+    made: dict[tuple[str, int], VariableFact] = {}
     for s in states:
         facts = {}
         for name, var in s.vars.items():
             if name.startswith("__megalint"):
                 continue
-            arr = None
-            if var.array is not None:
-                arr = tuple(Word(tuple(v)) for v in array_values(var.array))
-            facts[name] = VariableFact(
-                name,
-                None if var.unknown else variables.var_word(ev, var),
-                var.unknown,
-                var.exported,
-                arr,
-                _option_fields(ev, var),
-            )
+            fact = made.get((name, id(var)))
+            if fact is None:
+                arr = None
+                if var.array is not None:
+                    arr = tuple(Word(tuple(v)) for v in array_values(var.array))
+                fact = made[name, id(var)] = VariableFact(
+                    name,
+                    None if var.unknown else variables.var_word(ev, var),
+                    var.unknown,
+                    var.exported,
+                    arr,
+                    _option_fields(ev, var),
+                )
+            facts[name] = fact
         paths.append(PathFacts(s.cond, s.commands, facts))
     return ScriptFacts(
         ps.source.path,

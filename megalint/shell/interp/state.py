@@ -56,6 +56,16 @@ class Var:
     unknown: Unknown | None = None
     exported: bool = False
     site: Span | None = None  # the last assignment
+    _mark: int = field(default=0, init=False, repr=False, compare=False, hash=False)
+
+    def mark(self) -> int:
+        """A hash of the value (arrays included), kept once computed: paths are compared by
+        the marks of their variables (algebra.py), and most values are shared by many paths."""
+        m = self._mark
+        if not m:
+            array = None if self.array is None else frozenset(self.array.items())
+            m = self._mark = hash((self.scalar, array, self.unknown, self.exported, self.site)) or 1
+        return m
 
 
 @dataclass(slots=True)
