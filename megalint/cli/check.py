@@ -199,7 +199,10 @@ def _emit(
         from megalint.output.github import summary_writer
 
         step_summary = summary_writer(os.environ["GITHUB_STEP_SUMMARY"])
-    root = os.environ.get("GITHUB_WORKSPACE") or os.getcwd()
+    from megalint.output.paths import repository_root
+
+    cwd = os.getcwd()
+    root = repository_root(os.environ, cwd)
     for target in targets:
         to_file = target.path
         is_tty = to_file is None and _isatty(stream)
@@ -208,6 +211,7 @@ def _emit(
             color=color,
             width=_width(is_tty),
             root=root,
+            base=cwd,
             unsafe_fixes=unsafe_fixes,
             step_summary=step_summary,
             tool_version=__version__,
