@@ -18,7 +18,8 @@ Keys (the same in both files; in megalint.toml at the top level):
     [per-file-ignores]                  # gitignore-style globs, relative to the config file
     "examples/*.sh" = ["ML301"]
 
-Every error starts with `file:line:col` of the offending key or value. Rule codes in the
+Every error starts with `file:line:col` of the offending key or value; a pyproject.toml that is
+not valid TOML is an error too, whether or not it holds a megalint table. Rule codes in the
 file are checked against the rules once they are loaded (`Config.error_at`).
 """
 
@@ -302,7 +303,8 @@ def load_config(path: str) -> Config:
     prefix: tuple[str, ...] = ()
     if os.path.basename(path) == "pyproject.toml":
         prefix = ("tool", "megalint")
-        table = doc.get("tool", {}).get("megalint")
+        tool = doc.get("tool", {})
+        table = tool.get("megalint") if isinstance(tool, dict) else None
         if table is None:
             return Config(path=None, root=root)
         if not isinstance(table, dict):
@@ -388,7 +390,8 @@ def _fill(cfg: Config, table: dict[str, Any]) -> None:
 
 
 def find_config(start: str) -> str | None:
-    """The nearest megalint.toml, .megalint.toml, or pyproject.toml with a [tool.megalint] table."""
+    """The nearest megalint.toml, .megalint.toml, or pyproject.toml with a [tool.megalint] table
+    (or that is not valid TOML, so reading it reports the error)."""
     d = os.path.abspath(start if os.path.isdir(start) else os.path.dirname(os.path.abspath(start)))
     while True:
         found = config_in(d)
@@ -408,7 +411,12 @@ _MEGALINT_TABLE = re.compile(
 
 
 def config_in(folder: str) -> str | None:
-    """The configuration file in `folder` itself, if any."""
+    """The configuration file in `folder` itself, if any.
+
+    A pyproject.toml counts when it has a megalint table, and also when it is not valid TOML:
+    whether it holds one cannot be known then, so reading it reports the error (as ruff does)
+    instead of passing over it. One that parses and has no megalint table is skipped.
+    """
     for name in CONFIG_NAMES:
         p = os.path.join(folder, name)
         if os.path.isfile(p):
@@ -417,8 +425,26 @@ def config_in(folder: str) -> str | None:
     if os.path.isfile(p):
         try:
             with open(p, "rb") as fh:
-                if _MEGALINT_TABLE.search(fh.read()):
-                    return p
+                data = fh.read(MAX_CONFIG_BYTES + 1)
         except OSError:
-            pass
+            return p  # load_config says why it cannot be read
+        if len(data) > MAX_CONFIG_BYTES or _MEGALINT_TABLE.search(data) or not _is_toml(data):
+            return p
     return None
+
+
+def _is_toml(data: bytes) -> bool:
+    # Imported here: most runs find no configuration file.
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+
+    try:
+        text = data.decode("utf-8").removeprefix("\ufeff")
+        if _too_deep(text) is not None:
+            return False
+        tomllib.loads(text)
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return False
+    return True

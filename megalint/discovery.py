@@ -4,8 +4,9 @@
   without an extension whose shebang runs sh, bash or dash; `.gitignore` files (of the folder,
   its parents up to the repository root, and below it) and `.git/info/exclude` are respected.
 - A file named on the command line is always checked, whatever its name, unless
-  `--force-exclude` is given: then the excludes apply to it too (pre-commit passes every
-  changed file explicitly, and configured excludes must still hold).
+  `--force-exclude` is given: then the excludes apply to it too, and it is checked only when a
+  folder search would take it (pre-commit passes every changed file explicitly, configured
+  excludes must still hold, and an extensionless file is a script only by its shebang).
 - `-` is standard input.
 
 Excludes are gitignore-style patterns: those of a configuration file are relative to the
@@ -253,7 +254,7 @@ def discover(
                     seen.add(key)
                     yield Job(shown_name(os.path.normpath(f)), f, False, p)
         elif os.path.lexists(p):
-            if force_exclude and excluded(p, False):
+            if force_exclude and (excluded(p, False) or not is_shell_script(p)):
                 continue
             key = os.path.abspath(p)
             if key not in seen:

@@ -93,7 +93,8 @@ def build_parser() -> argparse.ArgumentParser:
     files.add_argument(
         "--force-exclude",
         action="store_true",
-        help="apply the excludes to paths named on the command line too (for pre-commit)",
+        help="apply the excludes, and the choice of shell scripts, to files named on the command line too "
+        "(for pre-commit)",
     )
     files.add_argument("--stdin-filename", metavar="PATH", help="the name standard input is reported under")
     speed = p.add_argument_group("speed")
@@ -148,8 +149,8 @@ def main(argv: list[str]) -> int:
     if nothing and not run.input_errors and not run.internal_errors and not run.passed_through:
         _emit(targets, run, args.color, args.unsafe_fixes, report_stream, nothing)
         if any(os.path.isfile(p) for p in paths):
-            # Files named one by one (a pre-commit call) that the configuration excludes: done.
-            note("every file given is excluded by the configuration")
+            # Files named one by one (a pre-commit call) that are excluded or not scripts: done.
+            note("no file given is a script to check (excluded by the configuration, or not a shell script)")
             return ExitCode.CLEAN
         note(f"no files found to check in {', '.join(paths) or '.'}")
         return ExitCode.NO_FILES
@@ -199,7 +200,10 @@ def _emit(
         from megalint.output.github import summary_writer
 
         step_summary = summary_writer(os.environ["GITHUB_STEP_SUMMARY"])
-    root = os.environ.get("GITHUB_WORKSPACE") or os.getcwd()
+    from megalint.output.paths import repository_root
+
+    cwd = os.getcwd()
+    root = repository_root(os.environ, cwd)
     for target in targets:
         to_file = target.path
         is_tty = to_file is None and _isatty(stream)
@@ -208,6 +212,7 @@ def _emit(
             color=color,
             width=_width(is_tty),
             root=root,
+            base=cwd,
             unsafe_fixes=unsafe_fixes,
             step_summary=step_summary,
             tool_version=__version__,

@@ -32,6 +32,9 @@ class RenderOptions:
     unsafe_fixes: bool = False  # whether unsafe fixes count as fixable with --fix
     # Paths: URIs and `file=` become relative to this directory when a path lies under it.
     root: str | None = None
+    # The folder a relative path in a finding is relative to (the working folder); None: such a
+    # path is taken as relative to `root` already.
+    base: str | None = None
     tool_name: str = TOOL_NAME
     tool_version: str = __version__
     information_uri: str = INFORMATION_URI
@@ -128,12 +131,15 @@ def summary_line(diagnostics: Sequence[Diagnostic], unsafe: bool = False) -> str
     return line
 
 
-def relative_path(path: str, root: str | None) -> str:
-    """A POSIX path relative to `root` when `path` is under it, else `path` unchanged."""
+def relative_path(path: str, root: str | None, base: str | None = None) -> str:
+    """A POSIX path relative to `root` when `path` is under it, else `path` unchanged (absolute
+    when it is relative to `base`, the folder relative paths are relative to)."""
     p = path.replace(os.sep, "/") if os.sep != "/" else path
     if root is None:
         return p
     r = root.replace(os.sep, "/") if os.sep != "/" else root
+    if base is not None and p and p != "-" and not posixpath.isabs(p):
+        p = posixpath.join(base.replace(os.sep, "/") if os.sep != "/" else base, p)
     if not posixpath.isabs(p):
         return posixpath.normpath(p) if p else p
     r = posixpath.normpath(r)
@@ -142,7 +148,7 @@ def relative_path(path: str, root: str | None) -> str:
         return posixpath.basename(p_norm)
     if p_norm.startswith(r.rstrip("/") + "/"):
         return p_norm[len(r.rstrip("/")) + 1 :]
-    return p
+    return p_norm
 
 
 _WS = re.compile(r"\s+")
@@ -159,7 +165,10 @@ def _normalised_line(d: Diagnostic, sources: Mapping[str, SourceFile]) -> str:
 
 
 def fingerprints(
-    diagnostics: Sequence[Diagnostic], sources: Mapping[str, SourceFile], root: str | None = None
+    diagnostics: Sequence[Diagnostic],
+    sources: Mapping[str, SourceFile],
+    root: str | None = None,
+    base: str | None = None,
 ) -> dict[int, str]:
     """A fingerprint per diagnostic (keyed by id()) that survives lines moving.
 
@@ -170,7 +179,7 @@ def fingerprints(
     seen: Counter[tuple[str, str, str]] = Counter()
     out: dict[int, str] = {}
     for d in sort_diagnostics(diagnostics):
-        key = (d.code, relative_path(d.span.path, root), _normalised_line(d, sources))
+        key = (d.code, relative_path(d.span.path, root, base), _normalised_line(d, sources))
         index = seen[key]
         seen[key] += 1
         h = hashlib.sha256("\0".join(key + (str(index),)).encode("utf-8")).hexdigest()

@@ -35,12 +35,12 @@ def escape_property(s: str) -> str:
     return escape_data(s).replace(":", "%3A").replace(",", "%2C")
 
 
-def _message(d: Diagnostic, rules: Mapping[str, RuleInfo]) -> str:
+def _message(d: Diagnostic, rules: Mapping[str, RuleInfo], root: str | None, base: str | None) -> str:
     lines = [d.message]
     if d.condition:
         lines.append(f"note: only when {d.condition}")
     for lab in d.labels:
-        where = f"{lab.span.path}:{lab.span.start_line}:{lab.span.start_col}"
+        where = f"{relative_path(lab.span.path, root, base)}:{lab.span.start_line}:{lab.span.start_col}"
         lines.append(f"note: {lab.text} ({where})")
     if d.help:
         lines.append(f"help: {d.help}")
@@ -55,9 +55,15 @@ def _message(d: Diagnostic, rules: Mapping[str, RuleInfo]) -> str:
     return text
 
 
-def annotation(d: Diagnostic, rules: Mapping[str, RuleInfo], root: str | None = None, tool: str = "megalint") -> str:
+def annotation(
+    d: Diagnostic,
+    rules: Mapping[str, RuleInfo],
+    root: str | None = None,
+    tool: str = "megalint",
+    base: str | None = None,
+) -> str:
     s = d.span
-    props = [("file", relative_path(s.path, root)), ("line", str(s.start_line))]
+    props = [("file", relative_path(s.path, root, base)), ("line", str(s.start_line))]
     end_line = max(s.end_line, s.start_line)
     if end_line == s.start_line:
         props.append(("col", str(s.start_col)))
@@ -69,7 +75,7 @@ def annotation(d: Diagnostic, rules: Mapping[str, RuleInfo], root: str | None = 
     title = f"{tool} {d.code} ({d.name})" if d.name else f"{tool} {d.code}"
     props.append(("title", title))
     body = ",".join(f"{k}={escape_property(v)}" for k, v in props)
-    return f"::{COMMAND[d.severity]} {body}::{escape_data(_message(d, rules))}"
+    return f"::{COMMAND[d.severity]} {body}::{escape_data(_message(d, rules, root, base))}"
 
 
 def _md_cell(s: str) -> str:
@@ -84,6 +90,7 @@ def step_summary(
     annotated: int | None = None,
     tool: str = "megalint",
     max_per_type: int = 10,
+    base: str | None = None,
 ) -> str:
     ordered = _severity_order(diagnostics)
     counts = Counter(d.severity for d in ordered)
@@ -98,7 +105,7 @@ def step_summary(
     lines += ["", "| Severity | Code | Location | Message |", "|---|---|---|---|"]
     for d in ordered:
         s = d.span
-        loc = f"{relative_path(s.path, root)}:{s.start_line}:{s.start_col}"
+        loc = f"{relative_path(s.path, root, base)}:{s.start_line}:{s.start_col}"
         code = d.code
         url = doc_url(d, rules)
         if url:
@@ -135,7 +142,7 @@ def render_github(
     for d in ordered:
         if per_type[d.severity] < opts.github_max_per_type:
             per_type[d.severity] += 1
-            lines.append(annotation(d, rules, opts.root, opts.tool_name))
+            lines.append(annotation(d, rules, opts.root, opts.tool_name, opts.base))
         else:
             overflow.append(d)
     annotated = len(ordered) - len(overflow)
@@ -151,12 +158,14 @@ def render_github(
             message = d.message.replace("\r", " ").replace("\n", " ")
             # Indented so a log line never begins with a workflow command.
             lines.append(
-                f"  {relative_path(s.path, opts.root)}:{s.start_line}:{s.start_col}: "
+                f"  {relative_path(s.path, opts.root, opts.base)}:{s.start_line}:{s.start_col}: "
                 f"{d.severity.value} {d.code} {message}"
             )
     summary = None
     if overflow or (opts.github_always_summary and ordered):
-        summary = step_summary(ordered, rules, opts.root, annotated, opts.tool_name, opts.github_max_per_type)
+        summary = step_summary(
+            ordered, rules, opts.root, annotated, opts.tool_name, opts.github_max_per_type, opts.base
+        )
     text = "".join(line + "\n" for line in lines)
     return GithubOutput(text, summary, annotated, len(overflow))
 

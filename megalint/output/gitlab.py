@@ -26,7 +26,7 @@ def render(
 ) -> str:
     opts = options or RenderOptions()
     ordered = sort_diagnostics(diagnostics)
-    prints = fingerprints(ordered, sources, opts.root)
+    prints = fingerprints(ordered, sources, opts.root, opts.base)
     issues = []
     for d in ordered:
         s = d.span
@@ -39,7 +39,7 @@ def render(
                 "severity": SEVERITY[d.severity],
                 "categories": ["Bug Risk"],
                 "location": {
-                    "path": relative_path(s.path, opts.root),
+                    "path": relative_path(s.path, opts.root, opts.base),
                     "lines": {"begin": s.start_line, "end": max(s.end_line, s.start_line)},
                 },
             }

@@ -2,7 +2,8 @@
 
 - Columns are Unicode code points (`run.columnKind`), 1-based; `endColumn` is the column
   after the last character, which is exactly megalint's end-exclusive span end.
-- URIs are relative to the repository root (`RenderOptions.root`) with
+- URIs are relative to the repository root (`RenderOptions.root`; a relative path in a finding
+  is relative to `RenderOptions.base`, the working folder) with
   `uriBaseId: %SRCROOT%`; `originalUriBaseIds` says where that root was when `root` is set.
 - `partialFingerprints["megalint/v1"]` does not depend on line numbers (see
   `common.fingerprints`). GitHub's own `primaryLocationLineHash` is left to upload-sarif,
@@ -36,8 +37,8 @@ def _clip(text: str, limit: int = MAX_DESCRIPTION) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def artifact_location(path: str, root: str | None) -> dict[str, str]:
-    rel = relative_path(path, root)
+def artifact_location(path: str, root: str | None, base: str | None = None) -> dict[str, str]:
+    rel = relative_path(path, root, base)
     if posixpath.isabs(rel):
         return {"uri": "file://" + quote(rel, safe="/:")}
     return {"uri": quote(rel, safe="/"), "uriBaseId": SRCROOT}
@@ -95,7 +96,7 @@ def _message(d: Diagnostic) -> str:
     return "\n".join(parts)
 
 
-def _fixes(d: Diagnostic, root: str | None) -> list[dict[str, Any]]:
+def _fixes(d: Diagnostic, root: str | None, base: str | None) -> list[dict[str, Any]]:
     if d.fix is None or not d.fix.edits or d.fix.applicability == Applicability.DISPLAY_ONLY:
         return []
     by_path: dict[str, list[Edit]] = {}
@@ -109,7 +110,7 @@ def _fixes(d: Diagnostic, root: str | None) -> list[dict[str, Any]]:
             if e.content:
                 rep["insertedContent"] = {"text": e.content}
             reps.append(rep)
-        changes.append({"artifactLocation": artifact_location(path, root), "replacements": reps})
+        changes.append({"artifactLocation": artifact_location(path, root, base), "replacements": reps})
     text = d.fix.message
     if d.fix.applicability == Applicability.UNSAFE:
         text += " (unsafe)"
@@ -130,7 +131,7 @@ def build(
             descriptors[d.code] = _fallback_descriptor(d)
     codes = sorted(descriptors)
     index = {c: i for i, c in enumerate(codes)}
-    prints = fingerprints(ordered, sources, opts.root)
+    prints = fingerprints(ordered, sources, opts.root, opts.base)
 
     results = []
     artifacts: list[str] = []
@@ -145,7 +146,7 @@ def build(
             "locations": [
                 {
                     "physicalLocation": {
-                        "artifactLocation": artifact_location(d.span.path, opts.root),
+                        "artifactLocation": artifact_location(d.span.path, opts.root, opts.base),
                         "region": region(d.span),
                     }
                 }
@@ -157,14 +158,14 @@ def build(
                 {
                     "id": i + 1,
                     "physicalLocation": {
-                        "artifactLocation": artifact_location(lab.span.path, opts.root),
+                        "artifactLocation": artifact_location(lab.span.path, opts.root, opts.base),
                         "region": region(lab.span),
                     },
                     "message": {"text": lab.text or "-"},
                 }
                 for i, lab in enumerate(d.labels)
             ]
-        fixes = _fixes(d, opts.root)
+        fixes = _fixes(d, opts.root, opts.base)
         if fixes:
             result["fixes"] = fixes
         props = {}

@@ -46,7 +46,14 @@ class Result:
 @pytest.fixture
 def megalint(capsys, monkeypatch):
     """megalint(*argv, stdin=None, cwd=None) -> Result, from the real entry point."""
-    for var in ("NO_COLOR", "FORCE_COLOR", "CLICOLOR_FORCE", "GITHUB_STEP_SUMMARY", "GITHUB_WORKSPACE"):
+    for var in (
+        "NO_COLOR",
+        "FORCE_COLOR",
+        "CLICOLOR_FORCE",
+        "GITHUB_STEP_SUMMARY",
+        "GITHUB_WORKSPACE",
+        "CI_PROJECT_DIR",
+    ):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("COLUMNS", "100")
 

@@ -162,7 +162,8 @@ def test_hook_manifest_is_valid_and_documented():
     by_id = {h["id"]: h for h in hooks}
     assert set(by_id) == {"megalint", "megalint-fix"}
     for h in hooks:
-        assert h["language"] == "python" and h["types"] == ["shell"] and h["require_serial"] is True
+        assert h["language"] == "python" and h["types"] == ["text"] and h["require_serial"] is True
+        assert h["exclude_types"] == ["zsh"] and "sbatch|slurm" in h["files"]
         assert h["entry"].split()[:2] == ["megalint", "--force-exclude"]
     assert "--fix" in by_id["megalint-fix"]["entry"].split()
     doc = (ROOT / "docs" / "pre-commit.md").read_text("utf-8")

@@ -37,6 +37,10 @@ def project(tmp_path_factory) -> Path:
     shutil.copy(EXAMPLES / "gpt_13b_multinode.sbatch", repo / "legacy" / "old_bad.sh")
     shutil.copy(EXAMPLES / "fp8_on_a100.sh", repo / "scripts" / "fp8.sbatch")
     (repo / "scripts" / "fixme.sh").write_text(FIXABLE)
+    # Extensionless and not executable: scripts by their shebang only; a Makefile beside them.
+    shutil.copy(EXAMPLES / "gpt_13b_multinode.sbatch", repo / "scripts" / "launch_bad")
+    shutil.copy(EXAMPLES / "gpt_1b_single_node.sh", repo / "scripts" / "launch_ok")
+    (repo / "scripts" / "Makefile").write_text("all:\n\tsbatch fp8.sbatch\n")
     (repo / "megalint.toml").write_text('exclude = ["legacy/**"]\n')
     run(["git", *GIT_ID, "init", "-q"], cwd=repo)
     run(["git", *GIT_ID, "add", "-A"], cwd=repo)
@@ -76,16 +80,6 @@ def installed_hooks(snapshot, wheelhouse, project, tmp_path_factory):
     return cfg, env
 
 
-def sbatch_config(project: Path, cfg: Path) -> Path:
-    """The same repository and hook with the selection docs/pre-commit.md gives for SLURM batch
-    files (same repository and revision: pre-commit reuses the environment)."""
-    config = yaml.safe_load(cfg.read_text())
-    config["repos"][0]["hooks"] = [{"id": "megalint", "types": ["text"], "files": r"\.(sh|bash|sbatch|slurm)$"}]
-    out = project.parent / "sbatch-config.yaml"
-    out.write_text(yaml.safe_dump(config, sort_keys=False))
-    return out
-
-
 def test_hook_passes_a_clean_script_and_honours_config_excludes(installed_hooks, project):
     cfg, env = installed_hooks
     # legacy/old_bad.sh has the same mistakes as train_bad.sh, but megalint.toml excludes legacy/**:
@@ -118,17 +112,20 @@ def test_fix_hook_repairs_the_script(installed_hooks, project):
     assert res.returncode == 0, res.stdout
 
 
-def test_sbatch_files_need_the_documented_selection(installed_hooks, project):
+def test_sbatch_and_extensionless_scripts_are_linted(installed_hooks, project):
     cfg, env = installed_hooks
-    # Not executable and not *.sh: pre-commit does not see it as shell, so the plain hook skips it ...
-    res = pre_commit(["run", "--config", str(cfg), "megalint", "--files", "scripts/fp8.sbatch"], cwd=project, env=env)
-    assert res.returncode == 0 and "no files to check" in res.stdout, res.stdout
-    # ... and the selection from docs/pre-commit.md lints it.
+    # Neither executable nor *.sh, so not shell files to pre-commit: the hook's selection takes them
+    # anyway, and megalint lints the scripts among them and passes over the Makefile.
+    files = ["scripts/fp8.sbatch", "scripts/launch_bad", "scripts/launch_ok", "scripts/Makefile"]
+    res = pre_commit(["run", "--config", str(cfg), "megalint", "--files", *files], cwd=project, env=env)
+    assert res.returncode == 1, res.stdout
+    assert "scripts/fp8.sbatch:10:37: error ML201" in res.stdout, res.stdout
+    assert "scripts/launch_bad:27:36: error ML101 [world-size-divisibility]" in res.stdout, res.stdout
+    assert "launch_ok:" not in res.stdout and "Makefile" not in res.stdout
+    # The clean script and the Makefile alone pass.
     res = pre_commit(
-        ["run", "--config", str(sbatch_config(project, cfg)), "megalint", "--files", "scripts/fp8.sbatch"],
+        ["run", "--config", str(cfg), "megalint", "--files", "scripts/launch_ok", "scripts/Makefile"],
         cwd=project,
         env=env,
     )
-    assert res.returncode == 1 and "scripts/fp8.sbatch:10:37: error ML201" in res.stdout, res.stdout
-    doc = (ROOT / "docs" / "pre-commit.md").read_text("utf-8")
-    assert "types: [text]" in doc and r"files: \.(sh|bash|sbatch|slurm)$" in doc
+    assert res.returncode == 0 and "Passed" in res.stdout, res.stdout
