@@ -188,6 +188,7 @@ def lint_facts(facts: ScriptFacts, launches: list[Launch], settings: Settings) -
             fork=fork.reason if fork is not None else None,
             parser=fork.parser_name if fork is not None else None,
             env_assumed=env_assumed,
+            facts=facts,
         )
         locator = LaunchLocator(launch, bound, facts, detection, facts.findings)
         cond = " and ".join(launch.condition) if launch.condition else None
@@ -324,6 +325,7 @@ def _varier(
             fork=fork,
             parser=parser,
             env_assumed=env_assumed,
+            facts=facts,
         )
 
     return vary
@@ -362,6 +364,7 @@ def _fragments(
             NO_LAUNCH,
             fork=fork.reason if fork is not None else None,
             parser=fork.parser_name if fork is not None else None,
+            facts=facts,
         )
         ctx, left = fragment_context(ctx, bound)
         target = Target(ctx, LaunchLocator(fragment, bound, facts, None, facts.findings), None)

@@ -12,7 +12,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
-from megalint.diagnostics import Diagnostic, Edit, Fix, Label
+from megalint.diagnostics import Diagnostic, Edit, Fix, Label, Severity
 from megalint.engine.assumptions import Assumptions, Resting, Vary, lower, phrase
 from megalint.engine.context import has_path, unknown_reason
 from megalint.engine.expressions import Env, EvalFailure, Expr, NeedInputs, Needs
@@ -196,6 +196,8 @@ class _Run:
             return [s for s in loc.origins(args[0]) if s is not None]
         if name == "item":
             span = loc.item(item) if isinstance(item, dict) else None
+        elif name == "expansion":
+            span = loc.expansion(item, int(args[0])) if isinstance(item, dict) else None
         elif name in ("launch", "entry", "gpu", "last_export"):
             span = getattr(loc, name)()
         else:  # flag, value, launcher, env
@@ -257,10 +259,11 @@ class _Run:
         message = rule.message.render(self.env)
         if resting.texts:
             message = f"{message} ({phrase(resting)})"
+        severity = Severity.INFO if rule.info_when is not None and self.holds(rule.info_when) else rule.severity
         return Diagnostic(
             code=rule.code,
             name=rule.name,
-            severity=lower(rule.severity) if resting.texts else rule.severity,
+            severity=lower(severity) if resting.texts else severity,
             message=message,
             span=span,
             labels=tuple(labels),

@@ -11,6 +11,7 @@ from megalint.diagnostics import Edit
 from megalint.hardware.profiles import Detection
 from megalint.launch.model import Launch
 from megalint.megatron.bound import BoundArgs, Occurrence
+from megalint.rulecontext.expansions import cause
 from megalint.shell.facts import ScriptFacts, ShellFinding
 from megalint.shell.values import Word
 from megalint.source import SourceFile, Span
@@ -117,6 +118,15 @@ class LaunchLocator:
         if 0 <= idx < len(self.findings):
             return self.findings[idx].span
         return None
+
+    def expansion(self, obj: dict[str, Any], nth: int) -> Span | None:
+        idx = obj.get("index")
+        if "fatal" not in obj or not isinstance(idx, int) or not 0 <= idx < len(self.bound.problems):
+            return None
+        found = cause(self.bound.problems[idx], self.facts)
+        if found is None or not 0 < nth <= len(found.expansions):
+            return None
+        return found.expansions[nth - 1]
 
     # -- edits
     def _occurrence_span(self, occ: Occurrence) -> Span | None:

@@ -1,0 +1,83 @@
+"""Messages that name the cause (fixtures/messages/): a word cut from an array element by an
+unquoted `${A[@]}` names that expansion; a flag repeated by one variable expanded twice labels
+both expansions; a flag repeated with the same value (a switch given twice) is info."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from linting import lint
+
+from megalint.diagnostics import Diagnostic, Severity
+from megalint.source import Span
+
+MESSAGES = Path(__file__).resolve().parent.parent / "fixtures" / "messages"
+
+
+def _at(span: Span) -> str:
+    return f"{span.start_line}:{span.start_col}-{span.end_line}:{span.end_col}"
+
+
+# The rules these fixtures are about; the scripts leave out flags other rules require.
+CODES = ("ML504", "ML507", "ML509")
+
+
+def _findings(name: str) -> list[Diagnostic]:
+    path = MESSAGES / name
+    return [d for d in lint(path.read_text(), path=str(path), memory=False).diagnostics if d.code in CODES]
+
+
+def _shown(d: Diagnostic) -> list[tuple[str, str]]:
+    return [(_at(d.span), ""), *((_at(lab.span), lab.text) for lab in d.labels)]
+
+
+SPLIT = '; `${TOKENIZER[@]}` is unquoted, so bash splits the element "GPT2 BPETokenizer" into 2 words'
+UNQUOTED = ("4:60-4:75", "unquoted: bash splits each element of the array at its blanks")
+
+
+def test_a_word_cut_from_an_array_element_names_the_unquoted_expansion() -> None:
+    choice, stray = _findings("split_array.sh")
+    assert (choice.code, stray.code) == ("ML504", "ML509")
+    assert _shown(choice) == [("3:30-3:34", ""), UNQUOTED]
+    assert choice.message == (
+        "'GPT2' is not a choice of --tokenizer-type in Megatron-LM HEAD: argparse stops the job before it starts"
+        + SPLIT
+    )
+    assert _shown(stray) == [("3:35-3:47", ""), UNQUOTED]
+    assert stray.message == (
+        "unrecognized arguments: BPETokenizer: Megatron takes no positional arguments, so argparse stops the job"
+        + SPLIT
+    )
+    for d in (choice, stray):
+        assert d.help == 'quote the expansion (`"${TOKENIZER[@]}"`) so that each element stays one word'
+
+
+def test_a_quoted_array_expansion_keeps_each_element_one_word() -> None:
+    assert _findings("split_array_quoted.sh") == []
+
+
+def test_a_flag_repeated_by_a_variable_expanded_twice_labels_both_expansions() -> None:
+    # The flag is reported where its text was typed, as through `eval` (test_positions.py);
+    # the two expansions on the launch line are labelled.
+    (d,) = _findings("expanded_twice.sh")
+    assert d.code == "ML507"
+    assert _shown(d) == [
+        ("3:7-3:19", ""),
+        ("4:62-4:67", "first expanded here"),
+        ("4:68-4:73", "expanded again here"),
+    ]
+    assert d.message == (
+        "--num-layers is given 2 times (`$ARGS` is expanded twice on the launch line, at 4:62 and 4:68); "
+        "each sets the same value, so the copy changes nothing"
+    )
+    assert d.help == "expand `$ARGS` once"
+
+
+def test_a_repeated_switch_is_info_and_a_changed_value_a_warning() -> None:
+    shown = [(d.code, _at(d.span), d.severity, d.message) for d in _findings("repeated.sh")]
+    same = "each sets the same value, so the copy changes nothing"
+    assert shown == [
+        ("ML507", "2:67-2:73", Severity.INFO, f"--bf16 is given 2 times (earlier at 2:60); {same}"),
+        ("ML507", "3:15-3:19", Severity.WARNING, "--lr is given 2 times (earlier at 3:5); argparse keeps the last one"),
+        ("ML507", "3:43-3:55", Severity.INFO, f"--seq-length is given 2 times (earlier at 3:25); {same}"),
+    ]
