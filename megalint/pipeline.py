@@ -204,7 +204,7 @@ def lint_facts(facts: ScriptFacts, launches: list[Launch], settings: Settings) -
             fork.reason if fork is not None else None,
             fork.parser_name if fork is not None else None,
         )
-        target = Target(ctx, locator, cond, vary)
+        target = Target(ctx, locator, cond, vary, launch.condition)
         if fork is None or fork.validates_as_upstream:
             targets.append(target)
         else:
@@ -285,7 +285,9 @@ def _tools(
         command = replace(command, launcher=TOOL)
         ctx = tool_context(bound, parser.name)
         cond = " and ".join(command.condition) if command.condition else None
-        targets.append(Target(ctx, LaunchLocator(command, bound, facts, None, facts.findings), cond))
+        targets.append(
+            Target(ctx, LaunchLocator(command, bound, facts, None, facts.findings), cond, conjuncts=command.condition)
+        )
         results.append(LaunchResult(command, bound, ctx, None, None, tool=parser.name, code=(str(parser.entry_file),)))
     order = {id(la): i for i, la in enumerate(launches)}
     return results, targets, sorted(kept, key=lambda la: order[id(la)])

@@ -1,13 +1,16 @@
 """Messages that name the cause (fixtures/messages/): a word cut from an array element by an
 unquoted `${A[@]}` names that expansion; a flag repeated by one variable expanded twice labels
-both expansions; a flag repeated with the same value (a switch given twice) is info."""
+both expansions; a flag repeated with the same value (a switch given twice) is info; a branch
+condition keeps the tests that decide the finding."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from linting import lint
 
+from megalint.cli import main
 from megalint.diagnostics import Diagnostic, Severity
 from megalint.source import Span
 
@@ -81,3 +84,27 @@ def test_a_repeated_switch_is_info_and_a_changed_value_a_warning() -> None:
         ("ML507", "3:15-3:19", Severity.WARNING, "--lr is given 2 times (earlier at 3:5); argparse keeps the last one"),
         ("ML507", "3:43-3:55", Severity.INFO, f"--seq-length is given 2 times (earlier at 3:25); {same}"),
     ]
+
+
+def _condition(name: str) -> str | None:
+    (d,) = [d for d in _findings(name) if d.code == "ML507"]
+    return d.condition
+
+
+def test_a_condition_keeps_only_the_tests_that_decide_the_finding() -> None:
+    # The repeated --lr holds on every outcome of the `$CLUSTER` tests: only the model size decides it.
+    assert _condition("conditions.sh") == '`[ "$MODEL_SIZE" = 7B ]` true'
+
+
+def test_a_finding_on_every_outcome_of_a_test_holds_unconditionally() -> None:
+    assert _condition("every_branch.sh") is None
+
+
+def test_a_long_condition_shows_its_innermost_tests_and_counts_the_others() -> None:
+    assert _condition("nested_conditions.sh") == '`[ "$C" = 1 ]` true and `[ "$D" = 1 ]` true (and 2 other conditions)'
+
+
+def test_explain_still_prints_the_whole_condition_of_the_launch(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["explain", str(MESSAGES / "nested_conditions.sh")]) in (0, 1)
+    whole = " and ".join(f'`[ "${v}" = 1 ]` true' for v in "ABCD")
+    assert f"only when {whole}" in capsys.readouterr().out
