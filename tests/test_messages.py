@@ -1,7 +1,8 @@
 """Messages that name the cause (fixtures/messages/): a word cut from an array element by an
 unquoted `${A[@]}` names that expansion; a flag repeated by one variable expanded twice labels
 both expansions; a flag repeated with the same value (a switch given twice) is info; a branch
-condition keeps the tests that decide the finding."""
+condition keeps the tests that decide the finding; an invalid choice names the releases that
+accept it."""
 
 from __future__ import annotations
 
@@ -108,3 +109,22 @@ def test_explain_still_prints_the_whole_condition_of_the_launch(capsys: pytest.C
     assert main(["explain", str(MESSAGES / "nested_conditions.sh")]) in (0, 1)
     whole = " and ".join(f'`[ "${v}" = 1 ]` true' for v in "ABCD")
     assert f"only when {whole}" in capsys.readouterr().out
+
+
+def test_an_invalid_choice_says_which_releases_accept_it() -> None:
+    path = MESSAGES / "choice_versions.sh"
+    found = lint(path.read_text(), "0.15", path=str(path), memory=False).diagnostics
+    shown = [(_at(d.span), d.message) for d in found if d.code == "ML504"]
+    stops = "argparse stops the job before it starts"
+    assert shown == [
+        (
+            "3:17-3:21",
+            f"'muon' is not a choice of --optimizer in Megatron-LM 0.15 (accepted from Megatron-LM 0.16): {stops}",
+        ),
+        (
+            "3:50-3:62",
+            "'alltoall_seq' is not a choice of --moe-token-dispatcher-type in Megatron-LM 0.15 "
+            f"(accepted up to Megatron-LM 0.12, rejected from 0.13): {stops}",
+        ),
+    ]
+

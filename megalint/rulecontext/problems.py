@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from megalint.megatron.bound import BoundArgs, Problem, ProblemKind
 from megalint.megatron.plain import plain
-from megalint.megatron.releases import RENAMED, release_history
+from megalint.megatron.releases import RENAMED, choice_history, release_history
 from megalint.rulecontext.expansions import cause, cause_keys
 from megalint.shell.facts import ScriptFacts
 from megalint.shell.values import Unknown
@@ -18,6 +18,8 @@ def problem_entry(
     `best` (the suggestion to apply: the hyphenated spelling of the flag, or the only one), `choices` (of an invalid choice),
     `earlier` (line:column of the occurrences a repeated flag overrides), `added_in` /
     `removed_in` / `last_in` (the release that added or removed a flag of another version),
+    `choice_added_in` / `choice_last_in` / `choice_removed_in` (the releases that accept an
+    invalid choice),
     `same_value` (of a repeated flag: whether every occurrence stores the same value, a
     switch given twice included; absent when a value is not known), `expansions` / `expanded` / `split_element` / `split_fields` (the expansions on the launch line
     that made the problem, from `facts`: rulecontext/expansions.py)."""
@@ -44,6 +46,8 @@ def problem_entry(
         spec = bound.catalogue.lookup(p.option)
         if spec is not None and spec.choices is not None:
             out["choices"] = [str(plain(c)) for c in spec.choices]
+        if p.value is not None:
+            out.update(choice_history(p.option, p.value, version))
     if p.related:
         out["earlier"] = [f"{s.start_line}:{s.start_col}" for s in p.related]
     if p.kind is ProblemKind.REPEATED_FLAG and p.dest is not None:
