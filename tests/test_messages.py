@@ -128,3 +128,9 @@ def test_an_invalid_choice_says_which_releases_accept_it() -> None:
         ),
     ]
 
+
+def test_a_flag_is_never_added_inside_a_quoted_array_element() -> None:
+    # `--split` appended after `corpus` would land inside the quotes and join the data path.
+    path = MESSAGES / "quoted_element_fix.sh"
+    (d,) = [d for d in lint(path.read_text(), path=str(path), memory=False).diagnostics if d.code == "ML751"]
+    assert (_at(d.span), d.fix) == ("2:7-2:18", None)

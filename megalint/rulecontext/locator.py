@@ -213,7 +213,15 @@ class LaunchLocator:
             return None
         sp = target.span
         src = self.facts.sources[sp.path]
-        return [Edit(src.span(sp.end, sp.end), " " + text)]
+        end = sp.end
+        if end < len(src.text) and src.text[end] in "\"'":
+            # A quoted word's span is its content: the flag goes after the closing quote, never
+            # inside it (`--data-path "/data/my corpus"`). A word that came through an expansion
+            # is written elsewhere; inside a quoted element of it the flag would join that value.
+            if target.via:
+                return None
+            end += 1
+        return [Edit(src.span(end, end), " " + text)]
 
     def insert_export(self, name: str, value: str) -> list[Edit] | None:
         anchor = self.last_export()
