@@ -188,6 +188,7 @@ def lint_facts(facts: ScriptFacts, launches: list[Launch], settings: Settings) -
             fork=fork.reason if fork is not None else None,
             parser=fork.parser_name if fork is not None else None,
             env_assumed=env_assumed,
+            facts=facts,
         )
         locator = LaunchLocator(launch, bound, facts, detection, facts.findings)
         cond = " and ".join(launch.condition) if launch.condition else None
@@ -203,7 +204,7 @@ def lint_facts(facts: ScriptFacts, launches: list[Launch], settings: Settings) -
             fork.reason if fork is not None else None,
             fork.parser_name if fork is not None else None,
         )
-        target = Target(ctx, locator, cond, vary)
+        target = Target(ctx, locator, cond, vary, launch.condition)
         if fork is None or fork.validates_as_upstream:
             targets.append(target)
         else:
@@ -284,7 +285,9 @@ def _tools(
         command = replace(command, launcher=TOOL)
         ctx = tool_context(bound, parser.name)
         cond = " and ".join(command.condition) if command.condition else None
-        targets.append(Target(ctx, LaunchLocator(command, bound, facts, None, facts.findings), cond))
+        targets.append(
+            Target(ctx, LaunchLocator(command, bound, facts, None, facts.findings), cond, conjuncts=command.condition)
+        )
         results.append(LaunchResult(command, bound, ctx, None, None, tool=parser.name, code=(str(parser.entry_file),)))
     order = {id(la): i for i, la in enumerate(launches)}
     return results, targets, sorted(kept, key=lambda la: order[id(la)])
@@ -324,6 +327,7 @@ def _varier(
             fork=fork,
             parser=parser,
             env_assumed=env_assumed,
+            facts=facts,
         )
 
     return vary
@@ -362,6 +366,7 @@ def _fragments(
             NO_LAUNCH,
             fork=fork.reason if fork is not None else None,
             parser=fork.parser_name if fork is not None else None,
+            facts=facts,
         )
         ctx, left = fragment_context(ctx, bound)
         target = Target(ctx, LaunchLocator(fragment, bound, facts, None, facts.findings), None)

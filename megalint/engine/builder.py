@@ -110,7 +110,7 @@ class RuleBuilder:
         except ExprError as e:
             self.fail(pos(e.offset), f"{label}: {e.message}")
             return None
-        if call.name in ("item", "replace_item") and not names:
+        if call.name in ("item", "replace_item", "expansion") and not names:
             self.fail(
                 pos(None), f"{label}: {call.name} works on the current element of for_each, and this rule has none"
             )
@@ -145,6 +145,7 @@ class RuleBuilder:
             if src is not None:
                 for_each = ForEach(var, src)
         when = self.expr(m, "when", names) if "when" in m else None
+        info_when = self.expr(m, "info_when", names, "info_when") if "info_when" in m else None
         message = self.template(m, "message", names)
         if emitted_by is not None and message is not None:
             self.reads_only_finding(message)
@@ -229,12 +230,13 @@ class RuleBuilder:
             emitted_by=emitted_by,
             scope=str(m.get("scope", LAUNCH)),
             forks=(ALL_FORKS,) if m.get("forks") == ALL_FORKS else tuple(str(f) for f in m.get("forks", ())),
+            info_when=info_when,
         )
 
     def emitted_rule_keys(self) -> None:
         """A rule megalint emits itself is not decided on a context: the keys for that are errors."""
         m, doc = self.m, self.doc
-        for key in ("megatron", "requires", "for_each", "when", "at", "labels", "help", "scope", "forks"):
+        for key in ("megatron", "requires", "for_each", "when", "info_when", "at", "labels", "help", "scope", "forks"):
             if key in m:
                 self.fail(doc.key_pos(m, key), f"{key}: a rule megalint emits itself has no {key}")
         if "fix" in m and "edits" in m["fix"]:

@@ -12,8 +12,9 @@ from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
-from megalint.diagnostics import Diagnostic, Edit, Fix, Label
+from megalint.diagnostics import Diagnostic, Edit, Fix, Label, Severity
 from megalint.engine.assumptions import Assumptions, Resting, Vary, lower, phrase
+from megalint.engine.conditions import Term, reduce, shown
 from megalint.engine.context import has_path, unknown_reason
 from megalint.engine.expressions import Env, EvalFailure, Expr, NeedInputs, Needs
 from megalint.engine.forms import Call
@@ -72,6 +73,9 @@ class Target:
     condition: str | None = None  # the undecided branches taken to reach this launch
     # The context with a launch quantity taken from a default set to another value (assumptions.py)
     vary: Vary | None = None
+    # The branch outcomes `condition` joins, outermost first (conditions.py reduces them); empty
+    # when the condition is not made of them
+    conjuncts: tuple[str, ...] = ()
 
 
 @dataclass
@@ -196,6 +200,8 @@ class _Run:
             return [s for s in loc.origins(args[0]) if s is not None]
         if name == "item":
             span = loc.item(item) if isinstance(item, dict) else None
+        elif name == "expansion":
+            span = loc.expansion(item, int(args[0])) if isinstance(item, dict) else None
         elif name in ("launch", "entry", "gpu", "last_export"):
             span = getattr(loc, name)()
         else:  # flag, value, launcher, env
@@ -257,10 +263,11 @@ class _Run:
         message = rule.message.render(self.env)
         if resting.texts:
             message = f"{message} ({phrase(resting)})"
+        severity = Severity.INFO if rule.info_when is not None and self.holds(rule.info_when) else rule.severity
         return Diagnostic(
             code=rule.code,
             name=rule.name,
-            severity=lower(rule.severity) if resting.texts else rule.severity,
+            severity=lower(severity) if resting.texts else severity,
             message=message,
             span=span,
             labels=tuple(labels),
@@ -308,10 +315,16 @@ def evaluate(rules: RuleSet | Iterable[Rule], targets: Iterable[Target]) -> Eval
     if not isinstance(rules, RuleSet):
         rules = RuleSet(list(rules))
     raw = Evaluation()
+    paths: dict[int, Term] = {}  # id(diagnostic) -> the branch outcomes of its path
     for target in targets:
+        before = len(raw.diagnostics)
         evaluate_one(rules, target, raw, rules.needs)
+        if target.condition is not None:
+            term = target.conjuncts or (target.condition,)
+            for d in raw.diagnostics[before:]:
+                paths[id(d)] = term
     return Evaluation(
-        diagnostics=sorted(_merge(raw.diagnostics, _diag_key), key=lambda d: d.sort_key()),
+        diagnostics=sorted(_merge_diagnostics(raw.diagnostics, paths), key=lambda d: d.sort_key()),
         undecided=_merge(raw.undecided, lambda u: (u.rule.code, u.missing)),
         failures=_merge(raw.failures, lambda f: (f.rule.code, f.message)),
         outcomes=raw.outcomes,
@@ -327,6 +340,24 @@ _C = TypeVar("_C", bound=_Conditional)
 
 def _diag_key(d: Diagnostic) -> Hashable:
     return (d.code, d.span, d.message, d.labels, d.help, d.fix)
+
+
+def _merge_diagnostics(diagnostics: list[Diagnostic], paths: Mapping[int, Term]) -> list[Diagnostic]:
+    """Identical findings from several paths as one, shown with the condition that decides it:
+    none when it holds on every outcome of the tests (or on an unconditional path)."""
+    merged: dict[Hashable, tuple[Diagnostic, list[Term]]] = {}
+    for d in diagnostics:
+        term = paths.get(id(d), ())
+        k = _diag_key(d)
+        if k not in merged:
+            merged[k] = (d, [term])
+        else:
+            merged[k][1].append(term)
+    out = []
+    for d, terms in merged.values():
+        d.condition = shown(reduce(terms))
+        out.append(d)
+    return out
 
 
 def _merge(items: list[_C], key: Callable[[_C], Hashable]) -> list[_C]:

@@ -20,6 +20,7 @@ DEST = "dest"  # a Megatron argument's dest, as in `args.<dest>`
 KEY = "key"  # a launcher quantity or option: nproc_per_node, --master-port
 ENV = "env"  # an environment variable name
 TEXT = "text"  # a template
+NTH = "nth"  # 1, 2 …: one of a list the current item names
 
 # form -> argument kinds
 PLACES: dict[str, tuple[str, ...]] = {
@@ -33,6 +34,7 @@ PLACES: dict[str, tuple[str, ...]] = {
     "origin": (DEST,),
     "launcher": (KEY,),
     "env": (ENV,),
+    "expansion": (NTH,),
 }
 
 EDITS: dict[str, tuple[str, ...]] = {
@@ -48,11 +50,13 @@ _PATTERNS = {
     DEST: re.compile(r"^[a-z_][a-z0-9_]*$"),
     KEY: re.compile(r"^(?:--?)?[A-Za-z0-9_][A-Za-z0-9_.-]*$"),
     ENV: re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$"),
+    NTH: re.compile(r"^[1-9][0-9]?$"),
 }
 _WHAT = {
     DEST: "a Megatron dest such as tensor_model_parallel_size",
     KEY: "a launcher quantity or option such as nproc_per_node or --master-port",
     ENV: "an environment variable name",
+    NTH: "a position from 1, such as 2",
 }
 _NAME = re.compile(r"\s*([a-z_]+)\s*")
 _BARE = re.compile(r"[^\s,()\"']+")

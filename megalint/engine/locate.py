@@ -52,6 +52,10 @@ class Locator(Protocol):
         """The place of one element of a context list (`problems`, `shell`): each element
         carries whatever the producer needs to find it again (an argv `index`, a span key ...)."""
 
+    def expansion(self, obj: dict[str, Any], nth: int) -> Span | None:
+        """The `nth` (from 1) expansion on the launch line that explains one element of `problems`
+        (its `expansions`): the unquoted `${A[@]}` that cut a word, a variable expanded twice."""
+
     # Edit builders. Each answers the edits, or None when the edit cannot be made safely
     # (the value comes from `$@`, the flag is set in a sourced file that is not ours ...).
 

@@ -199,6 +199,7 @@ class Rule(RuleInfo):
     emitted_by: str | None = None  # "megalint": reported by megalint itself, not decided on a context
     scope: str = LAUNCH  # LAUNCH or SCRIPT
     forks: tuple[str, ...] = ()  # the Megatron forks it also holds for, or (ALL_FORKS,)
+    info_when: Expr | None = None  # a finding for which it holds is info, whatever `severity` says
 
     def holds_on(self, fork: str | None) -> bool:
         """Whether the rule holds for a launch of this Megatron fork (None: Megatron-LM itself)."""
@@ -219,7 +220,7 @@ class Rule(RuleInfo):
             yield self.for_each.source, ()
         if self.when is not None:
             yield self.when, bound
-        for cond in [p.when for p in self.at] + [lab.when for lab in self.labels]:
+        for cond in [p.when for p in self.at] + [lab.when for lab in self.labels] + [self.info_when]:
             if cond is not None:
                 yield cond, bound
         templates = [self.message, self.help, *(lab.text for lab in self.labels)]

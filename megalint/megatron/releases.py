@@ -72,3 +72,43 @@ def release_history(option: str, version: str) -> dict[str, str]:
         if after:
             out["removed_in"] = after[0]
     return out
+
+
+@cache
+def _release_choices() -> list[tuple[str, dict[str, frozenset[str]]]]:
+    """(release, option string -> its choices as text) of every extracted release, oldest first;
+    patch releases of one minor merged, as in `_release_catalogues`."""
+    merged: dict[str, dict[str, frozenset[str]]] = {}
+    folder = resources.files("megalint.data").joinpath("catalogue-extracted")
+    for entry in folder.iterdir():
+        name = entry.name
+        if not name.endswith(".json"):
+            continue
+        stem = name[:-5]
+        release = "HEAD" if stem.startswith("main") else ".".join(stem.split(".")[:2])
+        data = json.loads(entry.read_text(encoding="utf-8"))
+        choices = merged.setdefault(release, {})
+        for f in data.get("flags", ()):
+            if f.get("choices") is None:
+                continue
+            texts = frozenset(str(c) for c in f["choices"])
+            for o in f.get("option_strings", ()):
+                choices[o] = choices.get(o, frozenset()) | texts
+    return sorted(merged.items(), key=lambda kv: version_key(kv[0]))
+
+
+def choice_history(option: str, value: str, version: str) -> dict[str, str]:
+    """For a value `option` does not accept at `version`: `choice_added_in` (the first later
+    release that accepts it, when no earlier one did), or `choice_last_in` and `choice_removed_in`
+    (the last release up to `version` that accepted it, and the next one)."""
+    releases = [(r, c[option]) for r, c in _release_choices() if option in c]
+    accepting = [r for r, choices in releases if value in choices]
+    if not accepting:
+        return {}
+    key = version_key(version)
+    older = [r for r in accepting if version_key(r) <= key]
+    if not older:
+        return {"choice_added_in": accepting[0]}
+    last = older[-1]
+    after = [r for r, _ in releases if version_key(r) > version_key(last)]
+    return {"choice_last_in": last, "choice_removed_in": after[0]} if after else {}

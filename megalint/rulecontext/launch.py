@@ -19,7 +19,7 @@ from megalint.memory.report import MemoryView
 from megalint.rulecontext.assumptions import ASSUMED, launch_assumptions
 from megalint.rulecontext.findings import shell_entries
 from megalint.rulecontext.problems import problem_entry
-from megalint.shell.facts import ShellFinding
+from megalint.shell.facts import ScriptFacts, ShellFinding
 from megalint.shell.values import Unknown
 
 
@@ -74,9 +74,11 @@ def build_context(
     fork: str | None = None,
     parser: str | None = None,
     env_assumed: str | None = None,
+    facts: ScriptFacts | None = None,
 ) -> dict[str, Any]:
     """The context of one launch. `env_opaque` says why the environment cannot be listed in
-    full, `env_assumed` what lets it be in spite of the modules loaded (rulecontext/assumptions.py);
+    full, `env_assumed` what lets it be in spite of the modules loaded (rulecontext/assumptions.py),
+    `facts` the script's, for the expansions that explain a binding problem (expansions.py);
     `fork` why the launch runs a Megatron fork, whose Megatron version is not known (its
     binding problems are the fork's parser's, unknown where `bound.problems_unknown` says why)."""
     unknown: dict[str, str] = {}
@@ -130,7 +132,7 @@ def build_context(
         del ctx["problems"]
         unknown["problems"] = bound.problems_unknown
     else:
-        ctx["problems"].extend(problem_entry(i, p, bound, version, parser) for i, p in enumerate(bound.problems))
+        ctx["problems"].extend(problem_entry(i, p, bound, version, parser, facts) for i, p in enumerate(bound.problems))
     ctx["shell"].extend(shell_entries(findings))
     if bound.passthrough:
         unknown["args"] = "; ".join(sorted({p.reason for p in bound.passthrough}))

@@ -11,6 +11,7 @@ from megalint.diagnostics import Edit
 from megalint.hardware.profiles import Detection
 from megalint.launch.model import Launch
 from megalint.megatron.bound import BoundArgs, Occurrence
+from megalint.rulecontext.expansions import cause
 from megalint.shell.facts import ScriptFacts, ShellFinding
 from megalint.shell.values import Word
 from megalint.source import SourceFile, Span
@@ -118,6 +119,15 @@ class LaunchLocator:
             return self.findings[idx].span
         return None
 
+    def expansion(self, obj: dict[str, Any], nth: int) -> Span | None:
+        idx = obj.get("index")
+        if "fatal" not in obj or not isinstance(idx, int) or not 0 <= idx < len(self.bound.problems):
+            return None
+        found = cause(self.bound.problems[idx], self.facts)
+        if found is None or not 0 < nth <= len(found.expansions):
+            return None
+        return found.expansions[nth - 1]
+
     # -- edits
     def _occurrence_span(self, occ: Occurrence) -> Span | None:
         words = [occ.flag, *occ.values]
@@ -203,7 +213,15 @@ class LaunchLocator:
             return None
         sp = target.span
         src = self.facts.sources[sp.path]
-        return [Edit(src.span(sp.end, sp.end), " " + text)]
+        end = sp.end
+        if end < len(src.text) and src.text[end] in "\"'":
+            # A quoted word's span is its content: the flag goes after the closing quote, never
+            # inside it (`--data-path "/data/my corpus"`). A word that came through an expansion
+            # is written elsewhere; inside a quoted element of it the flag would join that value.
+            if target.via:
+                return None
+            end += 1
+        return [Edit(src.span(end, end), " " + text)]
 
     def insert_export(self, name: str, value: str) -> list[Edit] | None:
         anchor = self.last_export()

@@ -60,6 +60,9 @@ class ScriptLocator:
             return self.facts.findings[idx].span
         return None
 
+    def expansion(self, obj: dict[str, Any], nth: int) -> Span | None:
+        return None
+
     # -- edits
     def replace_flag(self, dest: str, text: str) -> list[Edit] | None:
         return None

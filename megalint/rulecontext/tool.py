@@ -11,7 +11,16 @@ from megalint.rulecontext.problems import problem_entry
 
 TOOL_INPUTS = frozenset({"problems"})
 # Keys that carry Megatron-LM's own history of a flag, which a program's own flag does not have.
-_MEGATRON_ONLY = ("renamed_to", "renamed_how", "renamed_in", "older_name", "history")
+_MEGATRON_ONLY = (
+    "renamed_to",
+    "renamed_how",
+    "renamed_in",
+    "older_name",
+    "history",
+    "choice_added_in",
+    "choice_last_in",
+    "choice_removed_in",
+)
 
 
 def tool_context(bound: BoundArgs, parser_name: str) -> dict[str, Any]:

@@ -118,6 +118,17 @@ ASSUME_BASH_SOURCE = "`$BASH_SOURCE` is the script's path, folder included (it i
 ASSUME_RELATIVE = "a relative path is read from the script's folder (the job is started from there)"
 
 
+@dataclass(frozen=True)
+class SplitElement:
+    """An array element holding blanks that an unquoted `${A[@]}` hands to a command: bash cuts
+    it into `fields` words (`A=(--tokenizer-type "GPT2 BPETokenizer")`, then `${A[@]}`)."""
+
+    expansion: Span  # the unquoted `${A[@]}` (or `${A[*]}`)
+    element: Span  # where the element's text is written
+    text: str
+    fields: int
+
+
 @dataclass
 class ScriptFacts:
     path: str
@@ -130,3 +141,4 @@ class ScriptFacts:
     notes: list[str] = field(default_factory=list)
     unread_sources: list[UnreadSource] = field(default_factory=list)  # each also reported in notes
     assumptions: list[Assumption] = field(default_factory=list)  # made to follow a `source`
+    split_elements: list[SplitElement] = field(default_factory=list)  # array elements cut by an unquoted expansion

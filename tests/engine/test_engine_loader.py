@@ -146,7 +146,7 @@ def test_semantic_errors():
         f"{p}:17:12: when: unknown name 'argz' (a rule reads {roots})",
         f"{p}:18:20: message: unknown field 'gpu.compute_capabilty' (known: {gpu})",
         f"{p}:19:9: at: unknown place 'flagg' (known: launch, entry, gpu, item, last_export, flag(DEST), "
-        "value(DEST), origin(DEST), launcher(KEY), env(ENV))",
+        "value(DEST), origin(DEST), launcher(KEY), env(ENV), expansion(NTH))",
         f"{p}:21:13: labels.at: item works on the current element of for_each, and this rule has none",
         f"{p}:27:23: fix.edits: remove_flag expects a Megatron dest such as tensor_model_parallel_size, "
         "not '--fp16'; write fp16",

@@ -129,6 +129,9 @@ class TextLocator:
         _, s, e = argv[index]
         return self.span(s, e)
 
+    def expansion(self, obj: dict[str, Any], nth: int) -> Span | None:
+        return None
+
     # -- edits ----------------------------------------------------------------------------
 
     def _option_range(self, dest: str, k: int) -> tuple[int, int]:

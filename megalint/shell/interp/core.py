@@ -17,6 +17,7 @@ from megalint.shell.facts import (
     ScriptFacts,
     ShellFinding,
     ShellFindingKind,
+    SplitElement,
     UnreadReason,
     UnreadSource,
     VariableFact,
@@ -82,6 +83,7 @@ class Evaluator:
         self.notes: list[str] = []
         self.unread_sources: list[UnreadSource] = []
         self.assumptions: list[Assumption] = []
+        self.split_elements: dict[SplitElement, None] = {}  # ordered, each once over all paths
         self.merged = False  # paths were joined (values they disagreed on became unknown)
         self.exhausted = False  # the step budget is spent: later statements are skipped
         # Where the run is.
@@ -359,6 +361,7 @@ def facts_from_states(
         ev.notes,
         ev.unread_sources,
         list(ev.assumptions),
+        list(ev.split_elements),
     )
 
 

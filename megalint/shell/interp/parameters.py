@@ -13,9 +13,11 @@ import re
 from typing import TYPE_CHECKING
 
 from megalint.shell import arith
+from megalint.shell.facts import SplitElement
 from megalint.shell.interp import arithmetic, expansion, variables
 from megalint.shell.interp.patterns import replace_pattern, strip_pattern
 from megalint.shell.interp.pieces import FIELD_BREAK, QUOTED_EMPTY, Expansion, Piece, SegmentPiece, Splat
+from megalint.shell.interp.splitting import IFS
 from megalint.shell.interp.state import (
     MAX_VALUE_CHARS,
     Frame,
@@ -221,8 +223,24 @@ def _whole_array(
                 out.append(SegmentPiece(Segment(" ", None), not quoted, eid))
         if not el and quoted:
             out.append(QUOTED_EMPTY)
+        elif not quoted:
+            _note_split(ev, el, span)
         out.extend(SegmentPiece(s, not quoted, eid) for s in el)
     return out
+
+
+def _note_split(ev: Evaluator, element: Scalar, span: Span) -> None:
+    """Record an element that the unquoted expansion at `span` cuts into several words, so that a
+    finding on one of them can name the expansion that cut it."""
+    text = scalar_text(element)
+    sites = [s.site for s in element if s.site is not None]
+    if text is None or not sites or sites[0].path != sites[-1].path:
+        return
+    fields = sum(1 for f in IFS.split(text) if f)
+    if fields > 1:
+        first, last = sites[0], sites[-1]
+        place = Span(first.path, first.start_line, first.start_col, last.end_line, last.end_col, first.start, last.end)
+        ev.split_elements[SplitElement(span, place, text, fields)] = None
 
 
 def _element(
