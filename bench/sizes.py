@@ -24,6 +24,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from megalint.shell.budget import MAX_LAUNCHES
+
 MEMORY_LIMIT = 4_000_000_000
 TIME_LIMIT_S = 300
 LAUNCH = (
@@ -74,10 +76,10 @@ class Shape:
 
 
 SHAPES = [
-    Shape("launches per file", "launches", 1000, launches, [100, 300, 1000, 3000]),
+    Shape("launches per file", "launches", 1000, launches, [100, 300, 1000, 3000, 22_500]),
     Shape(
         "lines of assignments",
-        "byte",
+        "bytes",
         1_000_000,
         assignments,
         [1_000_000, 2_000_000, 4_000_000, 5_000_000, 10_000_000, 50_000_000],
@@ -126,7 +128,7 @@ def run_case(path: str) -> tuple[float, float, float, str]:
         text = out.read().decode("utf-8", "replace")
     rc = proc.returncode
     if "too many launches" in text:
-        result = "ML019: the first 1,000 launches checked"
+        result = f"ML019: the first {MAX_LAUNCHES:,} launches checked"
     elif "ML019" in text:
         result = "ML019: not checked"
     elif rc in (0, 1):
