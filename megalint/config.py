@@ -13,6 +13,7 @@ Keys (the same in both files; in megalint.toml at the top level):
     failure-threshold = "warning"       # error | warning | info | none
     follow-source-outside-root = false
     megatron-roots = ["../Megatron-LM"] # Megatron or fork trees launches run on, relative to the config file
+    max-file-size = 4194304             # bytes of a script checked; a larger one is one finding (ML019)
     [severity]                          # ([tool.megalint.severity]) per-rule overrides
     missing-nccl-ib-timeout = "error"
     [per-file-ignores]                  # gitignore-style globs, relative to the config file
@@ -49,6 +50,7 @@ _KEYS: dict[str, type] = {
     "failure-threshold": str,
     "follow-source-outside-root": bool,
     "jobs": int,
+    "max-file-size": int,
     "cache": bool,
     "megatron-roots": list,
     "severity": dict,
@@ -71,6 +73,7 @@ class Config:
     failure_threshold: str | None = None
     follow_source_outside_root: bool = False
     jobs: int | None = None  # worker processes of a run (1: one process); None: every core
+    max_file_size: int | None = None  # bytes of a script checked; None: the default (shell/budget.py)
     cache: bool = True  # keep results in .megalint_cache/ at the root
     megatron_roots: list[str] = field(default_factory=list)
     severity: dict[str, str] = field(default_factory=dict)
@@ -372,6 +375,9 @@ def _fill(cfg: Config, table: dict[str, Any]) -> None:
     cfg.jobs = table.get("jobs")
     if cfg.jobs is not None and cfg.jobs < 1:
         raise err(("jobs",), f"`jobs` must be at least 1, not {cfg.jobs}")
+    cfg.max_file_size = table.get("max-file-size")
+    if cfg.max_file_size is not None and cfg.max_file_size < 1:
+        raise err(("max-file-size",), f"`max-file-size` must be at least 1, not {cfg.max_file_size}")
     cfg.cache = table.get("cache", True)
     for d in table.get("megatron-roots", []):
         full = os.path.join(cfg.root, d)

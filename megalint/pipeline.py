@@ -38,6 +38,7 @@ from megalint.rulecontext.script import ScriptLocator, script_context
 from megalint.rulecontext.tool import TOOL_INPUTS, tool_context
 from megalint.rulecontext.unset_inputs import unset_variable_findings
 from megalint.shell.analyze import analyze_parsed
+from megalint.shell.budget import MAX_FILE_SIZE, MAX_LAUNCHES, too_large_facts, too_many_launches, utf8_size
 from megalint.shell.facts import ScriptFacts
 from megalint.shell.parse import parse_text
 from megalint.shell.values import Unknown
@@ -57,6 +58,7 @@ class Settings:
     follow_source_outside_root: bool = False
     with_memory: bool = True
     source_roots: tuple[str, ...] = ()
+    max_file_size: int = MAX_FILE_SIZE  # bytes; a larger script gets one file-too-large finding
 
 
 @dataclass
@@ -109,6 +111,10 @@ class FileResult:
 
 
 def lint_text(path: str, text: str, settings: Settings) -> FileResult:
+    size = utf8_size(text)
+    if size > settings.max_file_size:
+        # Checked, it would take minutes and gigabytes (shell/budget.py); it is not even parsed.
+        return lint_facts(too_large_facts(path, text, size, settings.max_file_size), [], settings)
     ps = parse_text(path, text)
 
     def analyze(skip_unread: bool) -> ScriptFacts:
@@ -127,6 +133,10 @@ def lint_text(path: str, text: str, settings: Settings) -> FileResult:
         # of arguments (a fragment) is read in full.
         facts = analyze(skip_unread=False)
         launches = extract_launches(facts)
+    if len(launches) > MAX_LAUNCHES:
+        # Each launch is bound, estimated and decided: the cost grows with their number.
+        facts.findings = [*facts.findings, too_many_launches(launches[MAX_LAUNCHES].span, len(launches), MAX_LAUNCHES)]
+        launches = launches[:MAX_LAUNCHES]
     return lint_facts(facts, launches, settings)
 
 

@@ -23,6 +23,8 @@ def _lint(script, rule, ex):
     settings = Settings(
         rules=RULES, megatron_version=ex.megatron, gpu=ex.gpu, assume={k: str(v) for k, v in ex.assume.items()}
     )
+    if ex.max_file_size is not None:
+        settings.max_file_size = ex.max_file_size
     result = lint_text("example.sh", script, settings)
     findings = result.diagnostics
     if rule.emitted_by == "megalint":  # reported while the suppression comments are applied

@@ -111,6 +111,8 @@ def _example_settings(ex) -> str:
         parts.append(f"`--gpu {ex.gpu}`")
     for k, v in sorted(ex.assume.items()):
         parts.append(f"`--assume {k}={v}`")
+    if ex.max_file_size is not None:
+        parts.append(f"`max-file-size = {ex.max_file_size}` in the configuration")
     return f" Run with {', '.join(parts)}." if parts else ""
 
 

@@ -3,6 +3,7 @@ severity overrides, and the fixes applied to its text or shown as a diff."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 
 from megalint.checking.setup import Setup
@@ -12,6 +13,8 @@ from megalint.pipeline import FileResult, lint_text
 from megalint.selection import matches, severity_for
 from megalint.source import SourceFile, Span
 from megalint.suppress import Directive, apply_suppressions, parse_directives
+
+_MENTIONS_MEGALINT = re.compile("megalint", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -120,6 +123,10 @@ def directives(result: FileResult, text: str, shown: str) -> list[Directive]:
     # unfilled `<placeholder>`, which it rewrites before parsing).
     # A comment never owns the `\r` of a CRLF line end, which tree-sitter counts in it: a fix
     # that removes the comment must leave the line end alone.
+    if not result.facts.comments or not _MENTIONS_MEGALINT.search(text):
+        # Every directive is a comment naming megalint: none here, and parse_directives would
+        # parse the whole script again (seconds for a file of megabytes) to find none.
+        return []
     comments = []
     for _, span in result.facts.comments:
         if span.path != shown:

@@ -216,7 +216,7 @@ def setup_key(setups: Setups, setup: Setup) -> str:
     folders: list[Traversable | str] = [packaged_rules_dir(), *cfg.rule_dirs, *opts.rule_dirs]
     s = setup.settings
     settings = (s.megatron_version, s.gpu, sorted(s.assume.items()), s.root_dir, s.follow_source_outside_root)
-    rest = (s.with_memory, s.source_roots, sorted(setup.codes_on), setup.threshold)
+    rest = (s.with_memory, s.source_roots, sorted(setup.codes_on), setup.threshold, s.max_file_size)
     return digest(rules_digest(folders), str(cfg.path), cfg.root, cfg.text, repr(opts), repr(settings), repr(rest))
 
 

@@ -140,6 +140,8 @@ class Setups:
             with_memory=opts.with_memory,
             source_roots=(*opts.megatron_roots, *cfg.megatron_roots),
         )
+        if cfg.max_file_size is not None:
+            settings.max_file_size = cfg.max_file_size
         threshold = opts.failure_threshold or cfg.failure_threshold or DEFAULT_THRESHOLD
         pfi = [(Excludes([pattern], cfg.root), codes_) for pattern, codes_ in cfg.per_file_ignores.items()]
         return Setup(cfg, rules, selected, on, known, settings, threshold, pfi)

@@ -314,6 +314,7 @@ class RuleBuilder:
                     megatron=_opt(ex, "megatron"),
                     gpu=_opt(ex, "gpu"),
                     assume={str(k): v for k, v in ex.get("assume", {}).items()},
+                    max_file_size=_int(ex.get("max_file_size")),
                     note=_opt(ex, "note"),
                 )
             )

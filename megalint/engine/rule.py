@@ -56,6 +56,7 @@ class Example:
     megatron: str | None = None
     gpu: str | None = None
     assume: dict[str, Any] = field(default_factory=dict)
+    max_file_size: int | None = None  # the run's size limit (`max-file-size`), when not the default
     note: str | None = None
 
     @property

@@ -37,6 +37,7 @@ class ShellFindingKind(str, Enum):
     STRAY_BACKSLASH_IN_STRING = "stray-backslash-in-string"
     ARITHMETIC_ERROR = "arithmetic-error"
     UNSET_VARIABLE = "unset-variable-in-flag"  # found once the launches are bound (rulecontext/unset_inputs.py)
+    FILE_TOO_LARGE = "file-too-large"  # over a limit of shell/budget.py: not checked, or not all
 
     def __str__(self) -> str:
         return self.value
