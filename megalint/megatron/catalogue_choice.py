@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from functools import lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING
 
 from megalint.megatron.catalogue import Catalogue
-from megalint.megatron.versions import VersionError, parse_version, resolve
+from megalint.megatron.known_versions import KNOWN_VERSIONS
+from megalint.megatron.versions import VersionError, parse_version, resolve, version_key
 
 if TYPE_CHECKING:
     from importlib.abc import Traversable
@@ -31,7 +33,45 @@ def catalogue_for(text: str | None) -> tuple[Catalogue, str, str | None]:
     if extracted is None:
         return _catalogue(version), version, note
     with resources.as_file(extracted) as path:
-        return Catalogue.from_file(path), version, note
+        return with_deprecations(Catalogue.from_file(path), version), version, note
+
+
+def with_deprecations(extracted: Catalogue, version: str) -> Catalogue:
+    """An extracted catalogue with the deprecation notes it cannot hold (a release's parser does
+    not say that a flag is ignored): a flag, or a value, that the curated catalogues on both sides
+    of the release call deprecated is deprecated in it too, with the older note. Where only one
+    side says so, the release is left alone: when it changed is not known."""
+    key = version_key(version)
+    numbered = sorted(KNOWN_VERSIONS, key=version_key)
+    below = [v for v in numbered if version_key(v) <= key]
+    above = [v for v in numbered if version_key(v) > key]
+    if not below or not above:
+        return extracted
+    older, newer = _catalogue(below[-1]), _catalogue(above[0])
+    flags = []
+    changed = False
+    for spec in extracted.flags:
+        notes = [(older.lookup(o), newer.lookup(o)) for o in spec.option_strings]
+        deprecated = spec.deprecated
+        if deprecated is None:
+            deprecated = next((a.deprecated for a, b in notes if a and b and a.deprecated and b.deprecated), None)
+        values = dict(spec.deprecated_choices)
+        for a, b in notes:
+            if a is None or b is None:
+                continue
+            later = dict(b.deprecated_choices)
+            for value, why in a.deprecated_choices:
+                if value in later and value not in values and spec.choices and value in spec.choices:
+                    values[value] = why
+        if deprecated != spec.deprecated or len(values) != len(spec.deprecated_choices):
+            spec = replace(spec, deprecated=deprecated, deprecated_choices=tuple(values.items()))
+            changed = True
+        flags.append(spec)
+    if not changed:
+        return extracted
+    return Catalogue(
+        extracted.version, tuple(flags), extracted.generated_from, extracted.origin, extracted.megatron_ref
+    )
 
 
 def version_for(text: str | None) -> tuple[str, str | None]:
