@@ -18,6 +18,7 @@ from megalint.engine.rule import LAUNCH, SCRIPT
 from megalint.pipeline import FileResult, tool_rules
 from megalint.reports.gpu import GpuJson, gpu_json
 from megalint.rulecontext.locator import LaunchLocator
+from megalint.shell.facts import ShellFindingKind
 from megalint.suppress import apply_suppressions
 
 GROUPS = ("fired", "undecided", "failed", "passed", "not-applicable")
@@ -203,5 +204,21 @@ def explain_result(result: FileResult, rules: RuleSet, text: str) -> ExplainJson
         "launches": launches,
         # The pipeline runs shell rules only when the shell front end found something: a rule
         # that did not run had nothing of its kind to report.
-        "script": verdicts(shell_rules, shell_ev, suppressed_ids(shell_diags), not_run_passes=True).to_json(),
+        "script": _unread_if_too_large(
+            result, verdicts(shell_rules, shell_ev, suppressed_ids(shell_diags), not_run_passes=True)
+        ).to_json(),
     }
+
+
+def _unread_if_too_large(result: FileResult, script: RuleVerdicts) -> RuleVerdicts:
+    """A file over the size limit is not parsed (shell/budget.py): its shell rules did not pass,
+    they could not look."""
+    too_large = [f for f in result.facts.findings if f.kind is ShellFindingKind.FILE_TOO_LARGE and "size" in f.data]
+    if not too_large:
+        return script
+    why = too_large[0].message
+    for entry in script.groups["passed"]:
+        script.groups["undecided"].append({**entry, "missing": [{"input": "the script", "reason": why}]})
+    script.groups["passed"] = []
+    script.groups["undecided"].sort(key=lambda e: e["code"])
+    return script

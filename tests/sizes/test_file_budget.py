@@ -4,6 +4,7 @@ assignments took 89 s and 5.5 GB; 3,200 launches in one file 190 s and 3 GB."""
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -89,3 +90,15 @@ def test_3000_launches_are_bounded(tmp_path: Path) -> None:
     ran = run_cli("--output-format", "concise", "--jobs", "1", "many.sh", cwd=tmp_path, timeout=90)
     assert ran.rc == 1, ran.err
     assert _findings(ran.out) == [f"many.sh:{MAX_LAUNCHES + 1}:1: ML019"]
+
+
+def test_explain_says_the_shell_rules_of_a_file_over_the_limit_could_not_look(tmp_path: Path) -> None:
+    (tmp_path / "megalint.toml").write_text("max-file-size = 200\n")
+    (tmp_path / "big.sh").write_text(_assignments(1_000))
+    ran = run_cli("explain", "--json", "--no-memory", "big.sh", cwd=tmp_path)
+    assert ran.rc == 0, ran.err
+    script = json.loads(ran.out)[0]["script"]
+    assert [e["code"] for e in script["fired"]] == ["ML019"]
+    assert script["passed"] == []
+    undecided = {e["code"]: e["missing"] for e in script["undecided"]}
+    assert "ML010" in undecided and "too large to check" in undecided["ML010"][0]["reason"]
