@@ -14,6 +14,7 @@ from megalint.launch.extract import extract_launches
 from megalint.launch.view import model_json, model_text
 from megalint.reports.gpu import gpu_json, gpu_lines
 from megalint.shell.analyze import analyze_file
+from megalint.shell.budget import MAX_FILE_SIZE
 
 
 def main(argv: list[str]) -> int:
@@ -32,11 +33,15 @@ def main(argv: list[str]) -> int:
     assume = parse_assume(args.assume)
     shown = shown_name(args.script)
     try:
-        facts = analyze_file(shown, read_script(args.script, shown), assume=assume)
+        data = read_script(args.script, shown)
     except InputError as exc:
         raise UsageError(str(exc)) from None
     except OSError as exc:
         raise UsageError(f"{shown}: cannot read: {exc.strerror or exc}") from None
+    if (size := len(data)) > MAX_FILE_SIZE:
+        # As the check itself (shell/budget.py): reading it would take minutes and gigabytes.
+        raise UsageError(f"{shown}: the file is too large to model ({size:,} bytes; the limit is {MAX_FILE_SIZE:,})")
+    facts = analyze_file(shown, data, assume=assume)
     launches = extract_launches(facts)
     try:
         gpu = gpu_json(choose_gpu(facts, args.gpu))

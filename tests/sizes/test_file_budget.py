@@ -102,3 +102,10 @@ def test_explain_says_the_shell_rules_of_a_file_over_the_limit_could_not_look(tm
     assert script["passed"] == []
     undecided = {e["code"]: e["missing"] for e in script["undecided"]}
     assert "ML010" in undecided and "too large to check" in undecided["ML010"][0]["reason"]
+
+
+def test_model_refuses_a_file_over_the_limit_quickly(tmp_path: Path) -> None:
+    (tmp_path / "big.sh").write_text(_assignments(MAX_FILE_SIZE + 1))
+    ran = run_cli("model", "big.sh", cwd=tmp_path)
+    assert ran.rc == 2
+    assert "big.sh: the file is too large to model" in ran.err and not ran.out
