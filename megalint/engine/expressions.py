@@ -136,8 +136,8 @@ MAX_RANGE = 100_000
 
 def _within_budget(sc: Scan, env: Env) -> None:
     called = dict(sc.functions)
-    # `flatten()` joins the lists it is given: as long as all the context's lists together.
-    from_context = env.list_sizes()[1 if "flatten" in called else 0]
+    # `flatten()` joins the lists it is given: as long as all the lists it reads together.
+    from_context = env.list_sizes(tuple(r.path for r in sc.refs))[1 if "flatten" in called else 0]
     longest = max(from_context, sc.longest_literal, MAX_RANGE if "lists.range" in called else 0, 1)
     steps = longest**sc.nesting
     if steps > EVALUATION_BUDGET:
@@ -455,6 +455,21 @@ class Needs:
         return out
 
 
+def _sizes(value: Any) -> tuple[int, int]:
+    """The length of the longest list or map in `value`, and of all of them together."""
+    longest = total = 0
+    todo: list[Any] = [value]
+    while todo:
+        value = todo.pop()
+        if isinstance(value, Mapping):
+            longest, total = max(longest, len(value)), total + len(value)
+            todo.extend(value.values())
+        elif isinstance(value, (list, tuple)):
+            longest, total = max(longest, len(value)), total + len(value)
+            todo.extend(value)
+    return longest, total
+
+
 def _bounded_range(n: int) -> list[int]:
     if n > MAX_RANGE:
         raise ValueError(f"lists.range({n}) is longer than {MAX_RANGE:,}, the most a condition may build")
@@ -480,25 +495,29 @@ class Env:
         for root in MAPPING_ROOTS:
             self.scope.setdefault(root, {})
 
-        self._list_sizes: tuple[int, int] | None = None
+        self._list_sizes: dict[tuple[str, int], tuple[int, int]] = {}
         self.cel.add_function("lists.range", _bounded_range)
 
-    def list_sizes(self) -> tuple[int, int]:
-        """The length of the context's longest list or map, and of all of them together (worked
-        out once, when first asked)."""
-        if self._list_sizes is None:
-            longest = total = 0
-            todo: list[Any] = [self.ctx]
-            while todo:
-                value = todo.pop()
-                if isinstance(value, Mapping):
-                    longest, total = max(longest, len(value)), total + len(value)
-                    todo.extend(value.values())
-                elif isinstance(value, (list, tuple)):
-                    longest, total = max(longest, len(value)), total + len(value)
-                    todo.extend(value)
-            self._list_sizes = (longest, total)
-        return self._list_sizes
+    def list_sizes(self, paths: tuple[str, ...]) -> tuple[int, int]:
+        """The length of the longest list or map in the values at `paths` (what an expression
+        reads: `args.num_layers`, `env`, a bound `problem.earlier`), and of all of them together.
+        Only what is read counts: a script's ten thousand `--data-path` values do not make a
+        condition on `env` expensive."""
+        longest = total = 0
+        for path in dict.fromkeys(paths):
+            value: Any = self.scope
+            for part in path.split("."):
+                if not isinstance(value, Mapping) or part not in value:
+                    break
+                value = value[part]
+            if value is self.scope:
+                continue
+            key = (path, id(value))
+            sizes = self._list_sizes.get(key)
+            if sizes is None:
+                sizes = self._list_sizes[key] = _sizes(value)
+            longest, total = max(longest, sizes[0]), total + sizes[1]
+        return longest, total
 
     def bind(self, name: str, value: Any) -> None:
         self.cel.add_variable(name, value)

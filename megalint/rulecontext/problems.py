@@ -9,6 +9,8 @@ from megalint.rulecontext.expansions import cause, cause_keys
 from megalint.shell.facts import ScriptFacts
 from megalint.shell.values import Unknown
 
+SHOWN_PLACES = 8  # earlier places a message names; the rest are counted
+
 
 def problem_entry(
     i: int, p: Problem, bound: BoundArgs, version: str, parser: str | None = None, facts: ScriptFacts | None = None
@@ -49,7 +51,13 @@ def problem_entry(
         if p.value is not None:
             out.update(choice_history(p.option, p.value, version))
     if p.related:
-        out["earlier"] = [f"{s.start_line}:{s.start_col}" for s in p.related]
+        earlier = [f"{s.start_line}:{s.start_col}" for s in p.related]
+        out["earlier"] = earlier
+        # What a message names of them: a flag given ten thousand times is not a message of
+        # ten thousand places.
+        shown = earlier[:SHOWN_PLACES]
+        rest = len(p.related) - len(shown)
+        out["earlier_text"] = ", ".join(shown) + (f" and {rest:,} more" if rest else "")
     if p.kind is ProblemKind.REPEATED_FLAG and p.dest is not None:
         same = _same_value(bound, p.dest)
         if same is not None:

@@ -109,3 +109,20 @@ def test_model_refuses_a_file_over_the_limit_quickly(tmp_path: Path) -> None:
     ran = run_cli("model", "big.sh", cwd=tmp_path)
     assert ran.rc == 2
     assert "big.sh: the file is too large to model" in ran.err and not ran.out
+
+
+def test_a_flag_given_ten_thousand_times_fails_no_rule_and_names_a_few_places() -> None:
+    # A condition's budget counts the lists it reads: 10,000 `--data-path` values made ML762
+    # (a condition on `env`) fail as too costly, and ML507 named every earlier place.
+    text = (
+        "#!/bin/bash\ntorchrun --nproc_per_node 8 pretrain_gpt.py \\\n"
+        + "".join(f"    --data-path /data/{i} \\\n" for i in range(10_000))
+        + "    --num-layers 2 --deterministic-mode\n"
+    )
+    result = lint(text, "0.19", memory=False)
+    assert not result.evaluation.failures
+    (repeated,) = [d for d in result.diagnostics if d.code == "ML507"]
+    assert (
+        "is given 10000 times (earlier at 3:5, 4:5, 5:5, 6:5, 7:5, 8:5, 9:5, 10:5 and 9,991 more)" in repeated.message
+    )
+    assert len(repeated.message) < 300
