@@ -17,7 +17,9 @@ if TYPE_CHECKING:
 def add_analysis_options(p: argparse.ArgumentParser) -> None:
     """Options of every command that lints: rules, configuration and what the job runs on."""
     sel = p.add_argument_group("rule selection (a code, a rule name, a code prefix or ALL)")
-    sel.add_argument("--select", action="append", default=None, metavar="RULE", help="only these rules")
+    sel.add_argument(
+        "--select", action="append", default=None, metavar="RULE", help="only these rules (comma-separated or repeated)"
+    )
     sel.add_argument("--extend-select", action="append", default=[], metavar="RULE", help="these rules as well")
     sel.add_argument("--ignore", action="append", default=[], metavar="RULE", help="not these rules")
     sel.add_argument("--rule-dir", action="append", default=[], metavar="DIR", help="an extra folder of YAML rules")
@@ -78,12 +80,13 @@ def analysis_setups(
     """The setup of each file, from the analysis options and the configuration files."""
     # Imported here: the options alone (`--help`) need none of the pipeline.
     from megalint.checking.setup import AnalysisOptions, Configs, Setups
+    from megalint.selection import split_selectors
 
     configs = Configs(args.config, args.isolated)  # read first: their errors come before the options'
     options = AnalysisOptions(
-        select=args.select,
-        extend_select=args.extend_select,
-        ignore=args.ignore,
+        select=None if args.select is None else split_selectors(args.select),
+        extend_select=split_selectors(args.extend_select),
+        ignore=split_selectors(args.ignore),
         rule_dirs=args.rule_dir,
         megatron_version=args.megatron_version,
         gpu=args.gpu,
