@@ -30,24 +30,29 @@ EXIT_STATUS_HELP = """\
 exit status:
   0  no finding at or above the failure threshold (or every one was fixed);
      with --diff: no fix to show
-  1  findings at or above the failure threshold (default: warning, so info never
-     fails unless --failure-threshold info); with --diff: some fix to show
-  2  usage, configuration, rule-file or input error: an unknown option or rule code, a
-     bad configuration (reported as file:line:col), a rule whose condition fails on a
-     script, a path that does not exist, a file that cannot be read, is not a regular
-     file, is binary, is over 64 MiB or is not UTF-8, or whose fixes cannot be written
-     (read-only, changed meanwhile, a link out of the folder checked); the other files
-     are still checked
+  1  findings at or above the failure threshold (default: warning, so info
+     never fails unless --failure-threshold info); with --diff: a fix to show
+  2  usage, configuration, rule-file or input error: an unknown option or rule
+     code, a bad configuration (reported as file:line:col), a rule whose
+     condition fails on a script, a path that does not exist, a file that
+     cannot be read, is not a regular file, is binary, is over 64 MiB or is
+     not UTF-8, or whose fixes cannot be written (read-only, changed
+     meanwhile, a link out of the folder checked); the other files are still
+     checked
   3  internal error: a bug in megalint, reported in one line; please report it
-  4  no files found: no script under the paths given (as ruff's "No files found")
+  4  no files found: no script under the paths given (ruff's "No files found")
+
+[*] marks a finding that --fix fixes (with --unsafe-fixes: unsafe fixes too).
 
 other commands:
-  megalint rule NAME|CODE     what a rule checks, why, an example, what to write instead
-  megalint rules [--json]     every rule
-  megalint explain SCRIPT     per launch: which rules fired, passed, or could not decide and why
-  megalint model SCRIPT       what megalint understood of a script
-  megalint memory SCRIPT      the memory estimate of each launch
-  megalint catalogue --from PATH   extract a flag catalogue from a Megatron-LM checkout
+  megalint rule NAME|CODE   what a rule checks, why, an example, what instead
+  megalint rules [--json]   every rule
+  megalint explain SCRIPT   per launch: the rules that fired, passed, or could
+                            not decide and why
+  megalint model SCRIPT     what megalint understood of a script
+  megalint memory SCRIPT    the memory estimate of each launch
+  megalint catalogue --from PATH
+                            extract a flag catalogue from a Megatron-LM checkout
 """
 
 

@@ -10,8 +10,16 @@ import textwrap
 from collections.abc import Mapping
 from typing import Any
 
+from megalint.cli.layout import columns, cut, wrap_shell
+from megalint.diagnostics import Applicability
 from megalint.engine import Rule, load_rules
 from megalint.errors import ExitCode, UsageError
+
+NAME_COLUMN = 34
+FIX_LEGEND = (
+    "[*] safe fix: `megalint --fix` applies it",
+    "[!] unsafe fix: applied with `--fix --unsafe-fixes`",
+)
 
 
 def rule_text(data: dict[str, Any], width: int = 88) -> str:
@@ -33,7 +41,8 @@ def rule_text(data: dict[str, Any], width: int = 88) -> str:
         out.append(f"## {heading}")
         out.append("")
         if code:
-            out.extend(["```bash", body.rstrip("\n"), "```"])
+            lines = [part for line in body.rstrip("\n").splitlines() for part in wrap_shell(line, width)]
+            out.extend(["```bash", *lines, "```"])
         else:
             out.extend(textwrap.wrap(" ".join(body.split()), width=width))
         out.append("")
@@ -64,7 +73,12 @@ def find_rule(key: str, known: Mapping[str, Rule]) -> Rule:
 
 
 def rules_main(argv: list[str]) -> int:
-    p = argparse.ArgumentParser(prog="megalint rules", description="List every rule.")
+    p = argparse.ArgumentParser(
+        prog="megalint rules",
+        description="List every rule: code, fix, name, default severity, summary. "
+        + "; ".join(FIX_LEGEND)
+        + ". A row wider than the terminal (80 columns when the output is not one) is cut with `…`.",
+    )
     p.add_argument("--json", action="store_true", help="every rule's metadata and documentation as JSON")
     p.add_argument("--rule-dir", action="append", default=[], metavar="DIR", help="an extra folder of YAML rules")
     a = p.parse_args(argv)
@@ -72,11 +86,25 @@ def rules_main(argv: list[str]) -> int:
     if a.json:
         print(json.dumps([known[c].to_json() for c in sorted(known)], indent=2, ensure_ascii=False))
         return ExitCode.CLEAN
+    width = columns(sys.stdout.isatty())
+    # Most names fit in NAME_COLUMN; a longer one pushes its own summary along.
+    name_width = min(NAME_COLUMN, max((len(r.name) for r in known.values()), default=0))
     for code in sorted(known):
         r = known[code]
-        fix = "[*]" if r.fix else "   "
-        print(f"{code:6} {fix} {r.name:34} {r.severity.value:8} {r.summary}")
+        line = f"{code:6} {fix_mark(r):3} {r.name:{name_width}} {r.severity.value:8} {r.summary}"
+        print(cut(line, width))
+    print()
+    for legend in FIX_LEGEND:
+        print(cut(legend, width))
     return ExitCode.CLEAN
+
+
+def fix_mark(rule: Rule) -> str:
+    """`[*]` for a rule whose fix `--fix` applies (safe), as a finding's `[*]`; `[!]` for one that
+    needs --unsafe-fixes; nothing for a rule without one or whose fix is only shown."""
+    if rule.fix is None:
+        return ""
+    return {Applicability.SAFE: "[*]", Applicability.UNSAFE: "[!]"}.get(rule.fix.applicability, "")
 
 
 def rule_main(argv: list[str]) -> int:
@@ -89,5 +117,5 @@ def rule_main(argv: list[str]) -> int:
     if a.json:
         print(json.dumps(data, indent=2, ensure_ascii=False))
     else:
-        sys.stdout.write(rule_text(data))
+        sys.stdout.write(rule_text(data, columns(sys.stdout.isatty())))
     return ExitCode.CLEAN

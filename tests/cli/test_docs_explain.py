@@ -64,8 +64,10 @@ def test_rule_json(megalint):
 
 def test_rules_lists_every_rule(megalint):
     r = megalint("rules")
-    lines = r.out.splitlines()
+    rows, _, legend = r.out.partition("\n\n")
+    lines = rows.splitlines()
     codes = [line.split()[0] for line in lines]
+    assert legend.startswith("[*] safe fix")
     assert codes == sorted(codes)
     assert {"ML001", "ML002", "ML003", "ML011", "ML101", "ML201", "ML301"} <= set(codes)
     assert any(line.startswith("ML012  [*] backslash-trailing-blank") for line in lines)
