@@ -50,28 +50,50 @@ def cut(line: str, width: int) -> str:
 
 
 def wrap_shell(line: str, width: int, indent: str = "    ") -> list[str]:
-    """A line of a shell example wrapped to `width` as a shell author would: at blanks outside
-    quotes, each line but the last ending with ` \\`, so the example still means the same."""
+    """A line of a shell example wrapped to `width` as a shell author would, so that it still means
+    the same: at a blank outside quotes, the line ending with ` \\` and the next one indented; at a
+    blank inside double quotes, where bash also drops a backslash-newline, the next line starting
+    at its first column so the string keeps its text; in a comment, the next line a comment too.
+    A line whose only blanks are in single quotes, or a word longer than the line, is left whole."""
     if len(line) <= width:
         return [line]
-    breaks, quote = [], ""
+    margin = line[: len(line) - len(line.lstrip(" "))]
+    breaks: dict[int, str] = {}  # position of a blank: WORD, QUOTED or COMMENT
+    quote = ""
     for i, ch in enumerate(line):
-        if quote:
-            quote = "" if ch == quote else quote
-        elif ch in "'\"":
+        after_blank = i == 0 or line[i - 1] == " "
+        if quote == "#":
+            if ch == " " and not after_blank:
+                breaks[i] = _COMMENT
+        elif quote == "'":
+            quote = "" if ch == "'" else quote
+        elif quote == '"':
+            if ch == '"' and line[i - 1] != "\\":
+                quote = ""
+            elif ch == " ":
+                breaks[i] = _QUOTED
+        elif ch in "'\"" or (ch == "#" and after_blank):
             quote = ch
-        elif ch == " " and i > 0 and line[i - 1] not in " \\":
-            breaks.append(i)
-    out, start, first = [], 0, True
-    while len(line) - start + (0 if first else len(indent)) > width:
-        room = width - 2 - (0 if first else len(indent))
-        fits = [b for b in breaks if start < b <= start + room]
+        elif ch == " " and not after_blank and line[i - 1] != "\\":
+            breaks[i] = _WORD
+    out: list[str] = []
+    start, lead = 0, ""
+    while len(lead) + len(line) - start > width:
+        fits = [b for b in breaks if start < b <= start + width - 2 - len(lead)]
         if not fits:
-            break  # a word longer than the line: left whole
+            break
         end = fits[-1]
-        out.append(("" if first else indent) + line[start:end].rstrip() + " \\")
-        start, first = end + 1, False
+        kind = breaks[end]
+        if kind == _QUOTED:  # the blank stays, nothing is added before the rest
+            out.append(lead + line[start : end + 1] + "\\")
+            start, lead = end + 1, ""
+            continue
+        out.append(lead + line[start:end].rstrip() + (" \\" if kind == _WORD else ""))
+        start, lead = end + 1, (margin + indent if kind == _WORD else margin + "# ")
         while start < len(line) and line[start] == " ":
             start += 1
-    out.append(("" if first else indent) + line[start:])
+    out.append(lead + line[start:])
     return out
+
+
+_WORD, _QUOTED, _COMMENT = "word", "quoted", "comment"

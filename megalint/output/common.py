@@ -12,12 +12,12 @@ from dataclasses import dataclass
 
 from megalint import __version__
 from megalint.diagnostics import Applicability, Diagnostic, Severity
-from megalint.engine.rule import RuleInfo
+from megalint.engine.rule import REPOSITORY_URL, RuleInfo
 from megalint.source import SourceFile
 
 TOOL_NAME = "megalint"
 # Where the project lives; SARIF's driver.informationUri needs an absolute URI.
-INFORMATION_URI = "https://github.com/megalint/megalint"
+INFORMATION_URI = REPOSITORY_URL
 
 
 @dataclass(frozen=True)
