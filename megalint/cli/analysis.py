@@ -52,15 +52,28 @@ def check_analysis_options(args: argparse.Namespace) -> None:
         if not os.path.isdir(root):
             raise UsageError(f"--megatron-root: `{root}` is not a folder")
     if args.megatron_version is not None:
-        from megalint.megatron.versions import VersionError, parse_version
+        check_megatron_version(args.megatron_version)
 
-        try:
-            parse_version(args.megatron_version)
-        except VersionError:
-            raise UsageError(
-                f"--megatron-version: `{args.megatron_version}` is not a Megatron-LM version "
-                "(e.g. 0.15, core_v0.12.0, HEAD)"
-            ) from None
+
+def check_megatron_version(text: str) -> None:
+    """A version megalint cannot read or knows nothing near is an error; one it checks against
+    another release's catalogue is said on standard error, never silently."""
+    from megalint.cli.guard import note
+    from megalint.megatron.catalogue_choice import unknown_version, version_for
+    from megalint.megatron.versions import VersionError, parse_version
+
+    try:
+        parse_version(text)
+    except VersionError:
+        raise UsageError(
+            f"--megatron-version: `{text}` is not a Megatron-LM version (e.g. 0.15, core_v0.12.0, HEAD)"
+        ) from None
+    unknown = unknown_version(text)
+    if unknown is not None:
+        raise UsageError(f"--megatron-version: {unknown}")
+    _version, fallback = version_for(text)
+    if fallback is not None:
+        note(f"--megatron-version {text}: {fallback}")
 
 
 def parse_assume(items: list[str], *, allow_empty_name: bool = False) -> dict[str, str]:
