@@ -80,6 +80,11 @@ def build_parser() -> argparse.ArgumentParser:
         default="auto",
         help="colour the human formats (auto: on a terminal, unless NO_COLOR; FORCE_COLOR forces it)",
     )
+    out.add_argument(
+        "--statistics",
+        action="store_true",
+        help="print how many findings of each rule instead of the findings (a JSON list with --output-format json)",
+    )
     out.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings (errors still exit 2 or 3)")
     out.add_argument(
         "--failure-threshold",
@@ -151,7 +156,7 @@ def main(argv: list[str]) -> int:
     # found no script at all says so with its own status.
     nothing = run.checked == 0
     if nothing and not run.input_errors and not run.internal_errors and not run.passed_through:
-        _emit(targets, run, args.color, args.unsafe_fixes, report_stream, nothing)
+        _emit(targets, run, args.color, args.unsafe_fixes, report_stream, nothing, args.statistics)
         if any(os.path.isfile(p) for p in paths):
             # Files named one by one (a pre-commit call) that the configuration excludes: done.
             note("every file given is excluded by the configuration")
@@ -164,7 +169,7 @@ def main(argv: list[str]) -> int:
     else:
         # A rule that failed on a file decided nothing there: no "All checks passed." either.
         quiet = nothing or bool(run.rule_errors and not run.diagnostics)
-        _emit(targets, run, args.color, args.unsafe_fixes, report_stream, quiet)
+        _emit(targets, run, args.color, args.unsafe_fixes, report_stream, quiet, args.statistics)
         if run.fixed:
             note(f"fixed {run.fixed} finding(s)")
     if run.internal_errors:
@@ -194,6 +199,7 @@ def _emit(
     unsafe_fixes: bool,
     stream: TextIO,
     nothing: bool = False,
+    statistics: bool = False,
 ) -> None:
     """Write each report; when no file was checked, a human report is empty (a file of it is still
     written, for a CI step that expects it), since nothing "passed"."""
@@ -219,6 +225,10 @@ def _emit(
         )
         if nothing and target.format in HUMAN_FORMATS:
             text = ""
+        elif statistics:
+            from megalint.cli.statistics import render_statistics
+
+            text = render_statistics(run.diagnostics, target.format, unsafe_fixes)
         else:
             text = render(target.format, run.diagnostics, run.sources, run.known, opts)
         if text and not text.endswith("\n"):
