@@ -348,6 +348,11 @@ def _fill(cfg: Config, table: dict[str, Any]) -> None:
                 ("megatron-version",),
                 f'`{cfg.megatron_version}` is not a Megatron-LM version (e.g. "0.15", "core_v0.12.0", "HEAD")',
             ) from None
+        from megalint.megatron.catalogue_choice import unknown_version
+
+        unknown = unknown_version(cfg.megatron_version)
+        if unknown is not None:
+            raise err(("megatron-version",), unknown, cfg.megatron_version)
     cfg.gpu = table.get("gpu")
     if cfg.gpu is not None:
         from megalint.hardware.profiles import find_gpu

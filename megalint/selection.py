@@ -5,7 +5,9 @@ prefix (`ML1`, `ML`) or `ALL`. Selection is made in layers, the configuration fi
 the command line over it, as Ruff does: a layer with `select` starts afresh from it, then
 `extend-select` adds and `ignore` removes. Inside one layer the more specific selector wins
 (`select = ["ML1"]`, `ignore = ["ML101"]` keeps ML1xx but ML101), and `ignore` wins a tie.
-A selector that matches no rule is an error, never silently nothing.
+A selector that matches no rule is an error, never silently nothing. As in Ruff, each option
+and each string of a configuration list may hold several selectors separated by commas
+(`--select ML101,ML102`).
 """
 
 from __future__ import annotations
@@ -34,6 +36,14 @@ def specificity(selector: str, code: str, name: str) -> int:
     if _PREFIX.match(s) and code.upper().startswith(s.upper()):
         return 1 + len(s)
     return 0
+
+
+def split_selectors(items: Iterable[str]) -> list[str]:
+    """The selectors of `items`, each of which may list several separated by commas.
+
+    An empty one (`ML101,`) is kept as "" so that it is reported as unknown, not dropped.
+    """
+    return [part.strip() for item in items for part in item.split(",")]
 
 
 def matches(selector: str, code: str, name: str) -> bool:

@@ -128,7 +128,8 @@ def _cli(*argv: str) -> str:
 
 
 @pytest.mark.parametrize("name", ["nnodes_default.sh", "module_load.sh"])
-def test_explain_lists_every_assumption_a_finding_rests_on(name: str):
+def test_explain_lists_every_assumption_a_finding_rests_on(name: str, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("COLUMNS", "1000")  # a terminal wide enough for whole lines
     path = os.path.join(FIXTURES, "assumed-defaults", name)
     data = json.loads(_cli("explain", "--isolated", "--no-memory", "--json", path))[0]
     fired = data["launches"][0]["rules"]["fired"]

@@ -89,7 +89,8 @@ def test_assumptions_are_recorded_with_their_place(name: str, assumed: list[tupl
     assert got == assumed
 
 
-def test_explain_prints_the_assumption(capsys: pytest.CaptureFixture[str]) -> None:
+def test_explain_prints_the_assumption(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "1000")  # a terminal wide enough for whole lines
     from megalint.cli import main
 
     main(["explain", "--isolated", str(IDIOMS / "sourced" / "by_pwd.sh")])
@@ -146,7 +147,10 @@ def test_a_file_with_a_launch_checks_the_launch_only() -> None:
     assert got == [("ML501", "1:46"), ("ML101", "2:84")]
 
 
-def test_explain_says_what_a_fragment_left_undecided(capsys: pytest.CaptureFixture[str]) -> None:
+def test_explain_says_what_a_fragment_left_undecided(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "1000")  # a terminal wide enough for whole lines
     from megalint.cli import main
 
     main(["explain", "--isolated", str(IDIOMS / "fragments" / "heads_and_tp.sh")])
@@ -207,7 +211,10 @@ def test_model_prints_the_assumption(capsys: pytest.CaptureFixture[str]) -> None
     )
 
 
-def test_explain_says_what_a_fragment_leaves_to_its_launch(capsys: pytest.CaptureFixture[str]) -> None:
+def test_explain_says_what_a_fragment_leaves_to_its_launch(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "1000")  # a terminal wide enough for whole lines
     from megalint.cli import main
 
     path = IDIOMS / "fragments" / "other_release.sh"

@@ -5,6 +5,7 @@ bound against that parser, read from the program's source with libcst, when it s
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -89,6 +90,7 @@ def test_explain_names_the_program_and_runs_only_the_flag_checks() -> None:
         [sys.executable, "-m", "megalint", "explain", "--isolated", str(TOOLS / "convert.sh")],
         capture_output=True,
         text=True,
+        env={**os.environ, "COLUMNS": "1000"},  # a terminal wide enough for whole lines
         check=True,
     ).stdout
     assert "program 1 at line 2: python convert_weights.py, which reads its flags with a parser of its own" in text

@@ -7,8 +7,8 @@ import re
 from dataclasses import dataclass, field, replace
 
 from megalint.checking.setup import Setup
-from megalint.diagnostics import Diagnostic
-from megalint.fix import apply_fixes, bash_parses, unified_diff
+from megalint.diagnostics import Applicability, Diagnostic
+from megalint.fix import apply_fixes, bash_parses, is_applicable, unified_diff
 from megalint.pipeline import FileResult, lint_text
 from megalint.selection import matches, severity_for
 from megalint.source import SourceFile, Span
@@ -57,6 +57,8 @@ def check_text(text: str, shown: str, setup: Setup, fixes: FixMode) -> Outcome:
     gpu_notes = [f"{shown}: {result.gpu.option_note}"] if result.gpu is not None and result.gpu.option_note else []
     rule_errors = rule_failures(result, shown)
     if not fixes.active:
+        if any(is_applicable(d, True) for d in diags) and not bash_parses(text):
+            diags = shown_only(diags)
         return Outcome(diags, dict(result.sources), notes=gpu_notes, code=result.code, rule_errors=rule_errors)
     last = [result]
 
@@ -66,7 +68,7 @@ def check_text(text: str, shown: str, setup: Setup, fixes: FixMode) -> Outcome:
 
     res = apply_fixes(text, diags, unsafe=fixes.unsafe, reparse_ok=bash_parses, relint=relint, path=shown)
     outcome = Outcome(
-        list(res.remaining),
+        shown_only(res.remaining) if res.refused else list(res.remaining),
         dict(last[0].sources),
         res.fixed_count,
         notes=gpu_notes,
@@ -87,6 +89,18 @@ def check_text(text: str, shown: str, setup: Setup, fixes: FixMode) -> Outcome:
     else:
         outcome.fixed_text, outcome.changed = res.text, res.changed
     return outcome
+
+
+def shown_only(diags: list[Diagnostic]) -> list[Diagnostic]:
+    """The findings of a script that does not parse, whose fixes --fix refuses to apply: each fix
+    still shown, as one not applied automatically, so that no `[*]` or "N fixable" promises it."""
+    return [_shown_only(d) for d in diags]
+
+
+def _shown_only(d: Diagnostic) -> Diagnostic:
+    if d.fix is None or not is_applicable(d, True):
+        return d
+    return replace(d, fix=replace(d.fix, applicability=Applicability.DISPLAY_ONLY))
 
 
 def rule_failures(result: FileResult, shown: str) -> list[str]:

@@ -11,7 +11,7 @@ from megalint.config import Config, config_in, load_config
 from megalint.discovery import Excludes
 from megalint.engine import Rule, RuleSet, load_rules
 from megalint.pipeline import Settings
-from megalint.selection import Catalog, Layer, check_selectors, selected_codes
+from megalint.selection import Catalog, Layer, check_selectors, selected_codes, split_selectors
 
 DEFAULT_THRESHOLD = "warning"
 
@@ -107,17 +107,19 @@ class Setups:
         catalog = Catalog(known)
         for key in ("select", "extend-select", "ignore"):
             for s in getattr(cfg, key.replace("-", "_")) or ():
-                if not catalog.known(s):
-                    raise cfg.error_at((key,), catalog.unknown_message(s, f"`{key}`"), s)
+                for part in split_selectors([s]):
+                    if not catalog.known(part):
+                        raise cfg.error_at((key,), catalog.unknown_message(part, f"`{key}`"), s)
         for s in cfg.severity:
             if not catalog.known(s):
                 raise cfg.error_at(("severity", s), catalog.unknown_message(s, "`severity`"))
         for pattern, codes in cfg.per_file_ignores.items():
             for s in codes:
-                if not catalog.known(s):
-                    raise cfg.error_at(
-                        ("per-file-ignores", pattern), catalog.unknown_message(s, "`per-file-ignores`"), s
-                    )
+                for part in split_selectors([s]):
+                    if not catalog.known(part):
+                        raise cfg.error_at(
+                            ("per-file-ignores", pattern), catalog.unknown_message(part, "`per-file-ignores`"), s
+                        )
         cli_selectors = (
             ("--select", opts.select or ()),
             ("--extend-select", opts.extend_select),
@@ -127,7 +129,14 @@ class Setups:
             check_selectors(catalog, selectors, option)
         names = {c: r.name for c, r in known.items()}
         preview = {r.code for r in rules if r.status == "preview"}
-        layers = [Layer(cfg.select, cfg.extend_select, cfg.ignore), Layer(opts.select, opts.extend_select, opts.ignore)]
+        layers = [
+            Layer(
+                None if cfg.select is None else split_selectors(cfg.select),
+                split_selectors(cfg.extend_select),
+                split_selectors(cfg.ignore),
+            ),
+            Layer(opts.select, opts.extend_select, opts.ignore),
+        ]
         on = selected_codes(names, layers, preview)
         selected = RuleSet([r for r in rules if r.code in on])
         settings = Settings(
@@ -143,7 +152,9 @@ class Setups:
         if cfg.max_file_size is not None:
             settings.max_file_size = cfg.max_file_size
         threshold = opts.failure_threshold or cfg.failure_threshold or DEFAULT_THRESHOLD
-        pfi = [(Excludes([pattern], cfg.root), codes_) for pattern, codes_ in cfg.per_file_ignores.items()]
+        pfi = [
+            (Excludes([pattern], cfg.root), split_selectors(codes_)) for pattern, codes_ in cfg.per_file_ignores.items()
+        ]
         return Setup(cfg, rules, selected, on, known, settings, threshold, pfi)
 
     def excluded(self, path: str, is_dir: bool) -> bool:

@@ -17,7 +17,9 @@ if TYPE_CHECKING:
 def add_analysis_options(p: argparse.ArgumentParser) -> None:
     """Options of every command that lints: rules, configuration and what the job runs on."""
     sel = p.add_argument_group("rule selection (a code, a rule name, a code prefix or ALL)")
-    sel.add_argument("--select", action="append", default=None, metavar="RULE", help="only these rules")
+    sel.add_argument(
+        "--select", action="append", default=None, metavar="RULE", help="only these rules (comma-separated or repeated)"
+    )
     sel.add_argument("--extend-select", action="append", default=[], metavar="RULE", help="these rules as well")
     sel.add_argument("--ignore", action="append", default=[], metavar="RULE", help="not these rules")
     sel.add_argument("--rule-dir", action="append", default=[], metavar="DIR", help="an extra folder of YAML rules")
@@ -50,15 +52,28 @@ def check_analysis_options(args: argparse.Namespace) -> None:
         if not os.path.isdir(root):
             raise UsageError(f"--megatron-root: `{root}` is not a folder")
     if args.megatron_version is not None:
-        from megalint.megatron.versions import VersionError, parse_version
+        check_megatron_version(args.megatron_version)
 
-        try:
-            parse_version(args.megatron_version)
-        except VersionError:
-            raise UsageError(
-                f"--megatron-version: `{args.megatron_version}` is not a Megatron-LM version "
-                "(e.g. 0.15, core_v0.12.0, HEAD)"
-            ) from None
+
+def check_megatron_version(text: str) -> None:
+    """A version megalint cannot read or knows nothing near is an error; one it checks against
+    another release's catalogue is said on standard error, never silently."""
+    from megalint.cli.guard import note
+    from megalint.megatron.catalogue_choice import unknown_version, version_for
+    from megalint.megatron.versions import VersionError, parse_version
+
+    try:
+        parse_version(text)
+    except VersionError:
+        raise UsageError(
+            f"--megatron-version: `{text}` is not a Megatron-LM version (e.g. 0.15, core_v0.12.0, HEAD)"
+        ) from None
+    unknown = unknown_version(text)
+    if unknown is not None:
+        raise UsageError(f"--megatron-version: {unknown}")
+    _version, fallback = version_for(text)
+    if fallback is not None:
+        note(f"--megatron-version {text}: {fallback}")
 
 
 def parse_assume(items: list[str], *, allow_empty_name: bool = False) -> dict[str, str]:
@@ -78,12 +93,13 @@ def analysis_setups(
     """The setup of each file, from the analysis options and the configuration files."""
     # Imported here: the options alone (`--help`) need none of the pipeline.
     from megalint.checking.setup import AnalysisOptions, Configs, Setups
+    from megalint.selection import split_selectors
 
     configs = Configs(args.config, args.isolated)  # read first: their errors come before the options'
     options = AnalysisOptions(
-        select=args.select,
-        extend_select=args.extend_select,
-        ignore=args.ignore,
+        select=None if args.select is None else split_selectors(args.select),
+        extend_select=split_selectors(args.extend_select),
+        ignore=split_selectors(args.ignore),
         rule_dirs=args.rule_dir,
         megatron_version=args.megatron_version,
         gpu=args.gpu,

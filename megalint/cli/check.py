@@ -30,24 +30,29 @@ EXIT_STATUS_HELP = """\
 exit status:
   0  no finding at or above the failure threshold (or every one was fixed);
      with --diff: no fix to show
-  1  findings at or above the failure threshold (default: warning, so info never
-     fails unless --failure-threshold info); with --diff: some fix to show
-  2  usage, configuration, rule-file or input error: an unknown option or rule code, a
-     bad configuration (reported as file:line:col), a rule whose condition fails on a
-     script, a path that does not exist, a file that cannot be read, is not a regular
-     file, is binary, is over 64 MiB or is not UTF-8, or whose fixes cannot be written
-     (read-only, changed meanwhile, a link out of the folder checked); the other files
-     are still checked
+  1  findings at or above the failure threshold (default: warning, so info
+     never fails unless --failure-threshold info); with --diff: a fix to show
+  2  usage, configuration, rule-file or input error: an unknown option or rule
+     code, a bad configuration (reported as file:line:col), a rule whose
+     condition fails on a script, a path that does not exist, a file that
+     cannot be read, is not a regular file, is binary, is over 64 MiB or is
+     not UTF-8, or whose fixes cannot be written (read-only, changed
+     meanwhile, a link out of the folder checked); the other files are still
+     checked
   3  internal error: a bug in megalint, reported in one line; please report it
-  4  no files found: no script under the paths given (as ruff's "No files found")
+  4  no files found: no script under the paths given (ruff's "No files found")
+
+[*] marks a finding that --fix fixes (with --unsafe-fixes: unsafe fixes too).
 
 other commands:
-  megalint rule NAME|CODE     what a rule checks, why, an example, what to write instead
-  megalint rules [--json]     every rule
-  megalint explain SCRIPT     per launch: which rules fired, passed, or could not decide and why
-  megalint model SCRIPT       what megalint understood of a script
-  megalint memory SCRIPT      the memory estimate of each launch
-  megalint catalogue --from PATH   extract a flag catalogue from a Megatron-LM checkout
+  megalint rule NAME|CODE   what a rule checks, why, an example, what instead
+  megalint rules [--json]   every rule
+  megalint explain SCRIPT   per launch: the rules that fired, passed, or could
+                            not decide and why
+  megalint model SCRIPT     what megalint understood of a script
+  megalint memory SCRIPT    the memory estimate of each launch
+  megalint catalogue --from PATH
+                            extract a flag catalogue from a Megatron-LM checkout
 """
 
 
@@ -74,6 +79,11 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("auto", "always", "never"),
         default="auto",
         help="colour the human formats (auto: on a terminal, unless NO_COLOR; FORCE_COLOR forces it)",
+    )
+    out.add_argument(
+        "--statistics",
+        action="store_true",
+        help="print how many findings of each rule instead of the findings (a JSON list with --output-format json)",
     )
     out.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings (errors still exit 2 or 3)")
     out.add_argument(
@@ -147,7 +157,7 @@ def main(argv: list[str]) -> int:
     # found no script at all says so with its own status.
     nothing = run.checked == 0
     if nothing and not run.input_errors and not run.internal_errors and not run.passed_through:
-        _emit(targets, run, args.color, args.unsafe_fixes, report_stream, nothing)
+        _emit(targets, run, args.color, args.unsafe_fixes, report_stream, nothing, args.statistics)
         if any(os.path.isfile(p) for p in paths):
             # Files named one by one (a pre-commit call) that are excluded or not scripts: done.
             note("no file given is a script to check (excluded by the configuration, or not a shell script)")
@@ -160,7 +170,7 @@ def main(argv: list[str]) -> int:
     else:
         # A rule that failed on a file decided nothing there: no "All checks passed." either.
         quiet = nothing or bool(run.rule_errors and not run.diagnostics)
-        _emit(targets, run, args.color, args.unsafe_fixes, report_stream, quiet)
+        _emit(targets, run, args.color, args.unsafe_fixes, report_stream, quiet, args.statistics)
         if run.fixed:
             note(f"fixed {run.fixed} finding(s)")
     if run.internal_errors:
@@ -190,6 +200,7 @@ def _emit(
     unsafe_fixes: bool,
     stream: TextIO,
     nothing: bool = False,
+    statistics: bool = False,
 ) -> None:
     """Write each report; when no file was checked, a human report is empty (a file of it is still
     written, for a CI step that expects it), since nothing "passed"."""
@@ -219,6 +230,10 @@ def _emit(
         )
         if nothing and target.format in HUMAN_FORMATS:
             text = ""
+        elif statistics:
+            from megalint.cli.statistics import render_statistics
+
+            text = render_statistics(run.diagnostics, target.format, unsafe_fixes)
         else:
             text = render(target.format, run.diagnostics, run.sources, run.known, opts)
         if text and not text.endswith("\n"):

@@ -10,6 +10,7 @@ import sys
 
 from megalint.checking.files import read_script
 from megalint.cli.analysis import add_analysis_options, analysis_setups, check_analysis_options
+from megalint.cli.layout import DEFAULT_COLUMNS, columns, wrap
 from megalint.discovery import shown_name
 from megalint.errors import ExitCode, InputError, UsageError
 from megalint.launch.fragments import FRAGMENT
@@ -62,11 +63,13 @@ def main(argv: list[str]) -> int:
     if args.json:
         print(json.dumps(reports, indent=2, ensure_ascii=False))
     else:
-        sys.stdout.write("\n".join(render_text(r) for r in reports))
+        width = columns(sys.stdout.isatty())
+        sys.stdout.write("\n".join(render_text(r, width) for r in reports))
     return status
 
 
-def render_text(report: ExplainJson) -> str:
+def render_text(report: ExplainJson, width: int = DEFAULT_COLUMNS) -> str:
+    """The report for a terminal, each line wrapped to `width`."""
     lines = [
         f"{report['path']}: Megatron-LM {report['megatron']}"
         + (f" ({report['megatron_note']})" if report["megatron_note"] else "")
@@ -106,7 +109,7 @@ def render_text(report: ExplainJson) -> str:
     lines.append("")
     lines.append("script (shell rules)")
     lines.extend(_groups(report["script"]))
-    return "\n".join(lines) + "\n"
+    return "\n".join(wrap(lines, width)) + "\n"
 
 
 def _groups(groups: dict[str, list[RuleJson]]) -> list[str]:

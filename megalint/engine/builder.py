@@ -210,8 +210,8 @@ class RuleBuilder:
             code=str(m["code"]),
             name=name,
             severity=Severity(str(m["severity"])),
-            # megalint's own findings have never linked a page: `megalint rule` documents them.
-            url=rule_url(name) if emitted_by is None else None,
+            # Every rule links its page, megalint's own findings (suppressions, shell) too.
+            url=rule_url(name),
             docs=docs,
             tags=(category,),
             category=category,

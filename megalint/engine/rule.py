@@ -7,13 +7,19 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from megalint import __version__
 from megalint.diagnostics import Applicability, Severity
 from megalint.engine.expressions import Expr, Needs
 from megalint.engine.forms import Call
 from megalint.engine.templates import Template
 from megalint.engine.versions import VersionRange
 
-RULE_URL = "https://megalint.dev/rules/{name}"
+# The project's repository ([project.urls] in pyproject.toml). A finding links to its rule's page
+# in the repository at the installed version's tag, so the page always describes the rule as
+# this version checks it.
+REPOSITORY_URL = "https://github.com/megalint/megalint"
+RULES_DOCS = "docs/rules"
+RULE_URL = REPOSITORY_URL + "/blob/v{version}/" + RULES_DOCS + "/{name}.md"
 # Where a rule is decided: once per launch (and path), or once per file over the shell findings.
 LAUNCH, SCRIPT = "launch", "script"
 # `forks: all`: the rule holds for every Megatron fork (it checks the launch, not Megatron's code).
@@ -23,7 +29,8 @@ FINDING = "finding"
 
 
 def rule_url(name: str) -> str:
-    return RULE_URL.format(name=name)
+    """The page of rule `name` (docs/rules/<name>.md) at this version's tag `v<version>`."""
+    return RULE_URL.format(version=__version__, name=name)
 
 
 @dataclass(frozen=True)

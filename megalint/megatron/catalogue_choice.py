@@ -9,8 +9,7 @@ from importlib import resources
 from typing import TYPE_CHECKING
 
 from megalint.megatron.catalogue import Catalogue
-from megalint.megatron.known_versions import KNOWN_VERSIONS
-from megalint.megatron.versions import VersionError, parse_version, resolve, version_key
+from megalint.megatron.versions import HEAD, KNOWN_VERSIONS, VersionError, parse_version, resolve, version_key
 
 if TYPE_CHECKING:
     from importlib.abc import Traversable
@@ -112,3 +111,28 @@ def release_catalogue(version: str) -> Catalogue:
             with resources.as_file(entry) as path:
                 return Catalogue.from_file(path)
     return _catalogue(version)
+
+
+def releases_known() -> list[str]:
+    """Every release megalint has a catalogue of, oldest first: the curated ones and those
+    extracted from each release's source ("0.4.0" … "0.19.0")."""
+    folder = resources.files("megalint.data").joinpath("catalogue-extracted")
+    found = {m[1] for e in folder.iterdir() if (m := re.fullmatch(r"(\d+\.\d+\.\d+)\.json", e.name))}
+    found |= {"{}.{}.{}".format(*version_key(v)) for v in KNOWN_VERSIONS if v != HEAD}
+    return sorted(found, key=version_key)
+
+
+def unknown_version(text: str) -> str | None:
+    """Why megalint cannot check a job on Megatron-LM `text` (a version older than every release
+    it knows, where no catalogue is near), or None when it can, maybe with a note."""
+    try:
+        key = parse_version(text)
+    except (VersionError, ValueError):
+        return None  # not a version at all: the caller says so
+    oldest = releases_known()[0]
+    if key >= version_key(oldest):
+        return None
+    return (
+        f"megalint knows no Megatron-LM `{text.strip()}`: the oldest release it knows is {oldest} "
+        f"(known: {', '.join(KNOWN_VERSIONS)}, and the releases {oldest} to {releases_known()[-1]})"
+    )

@@ -11,13 +11,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from megalint import __version__
-from megalint.diagnostics import Applicability, Diagnostic, Severity
-from megalint.engine.rule import RuleInfo
+from megalint.diagnostics import Diagnostic, Severity
+from megalint.engine.rule import REPOSITORY_URL, RuleInfo
+from megalint.fix import is_applicable
 from megalint.source import SourceFile
 
 TOOL_NAME = "megalint"
 # Where the project lives; SARIF's driver.informationUri needs an absolute URI.
-INFORMATION_URI = "https://github.com/megalint/megalint"
+INFORMATION_URI = REPOSITORY_URL
 
 
 @dataclass(frozen=True)
@@ -86,11 +87,9 @@ def sort_diagnostics(diagnostics: Sequence[Diagnostic]) -> list[Diagnostic]:
 
 
 def fixable(d: Diagnostic, unsafe: bool = False) -> bool:
-    if d.fix is None or not d.fix.edits:
-        return False
-    if d.fix.applicability == Applicability.SAFE:
-        return True
-    return unsafe and d.fix.applicability == Applicability.UNSAFE
+    """Whether --fix (with --unsafe-fixes when `unsafe`) applies the finding's fix: the fixer's
+    own test, so that `[*]` and "N fixable" count what it does (never an edit in another file)."""
+    return is_applicable(d, unsafe)
 
 
 def doc_url(d: Diagnostic, rules: Mapping[str, RuleInfo]) -> str | None:
@@ -115,11 +114,7 @@ def summary_line(diagnostics: Sequence[Diagnostic], unsafe: bool = False) -> str
     found = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
     line = f"Found {found}."
     n_safe = sum(1 for d in diagnostics if fixable(d, unsafe))
-    n_hidden = (
-        0
-        if unsafe
-        else sum(1 for d in diagnostics if d.fix and d.fix.edits and d.fix.applicability == Applicability.UNSAFE)
-    )
+    n_hidden = 0 if unsafe else sum(1 for d in diagnostics if is_applicable(d, True) and not is_applicable(d, False))
     if n_safe:
         option = "--fix --unsafe-fixes" if unsafe else "--fix"
         line += f"\n[*] {n_safe} fixable with {option}"

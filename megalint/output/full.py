@@ -40,7 +40,7 @@ from rich.style import Style
 from megalint.diagnostics import Applicability, Diagnostic, Edit, Fix
 from megalint.engine.rule import RuleInfo
 from megalint.fix import line_starts, resolve_edits, splice
-from megalint.output.common import RenderOptions, doc_url, sort_diagnostics, summary_line
+from megalint.output.common import RenderOptions, doc_url, fixable, sort_diagnostics, summary_line
 from megalint.source import SourceFile
 
 TAB = "    "
@@ -478,7 +478,7 @@ def render_one(
     if d.help:
         _wrap(out, "help", "help", d.help, width)
     if d.fix:
-        if d.fix.applicability == Applicability.SAFE:
+        if fixable(d, opts.unsafe_fixes):  # `[*]`: what --fix applies in this run, as in the summary
             head, tail = "fix [*]", ""
         elif d.fix.applicability == Applicability.UNSAFE:
             head, tail = "fix", " (unsafe: applied with --unsafe-fixes)"

@@ -14,6 +14,7 @@ others are printed as plain log lines, and a Markdown table of every finding goe
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -78,9 +79,37 @@ def annotation(
     return f"::{COMMAND[d.severity]} {body}::{escape_data(_message(d, rules, root, base))}"
 
 
-def _md_cell(s: str) -> str:
+# A CommonMark code span: a run of backticks, then anything up to a run of exactly as many.
+_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
+
+
+def _md_text(s: str) -> str:
+    """Text of a table cell outside code spans: every character that Markdown or the table reads."""
     s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return s.replace("\\", "\\\\").replace("|", "\\|").replace("\r", "").replace("\n", "<br>")
+    s = s.replace("\\", "\\\\").replace("`", "\\`").replace("|", "\\|")
+    return s.replace("\r", "").replace("\n", "<br>")
+
+
+def _md_code(ticks: str, body: str) -> str:
+    """A code span inside a table cell. Nothing is escaped inside a code span (`&lt;` and `\\\\`
+    would show as written) except the pipe: GFM splits a row into cells before it reads code spans
+    and takes `\\|` there as a pipe of the cell's content. A backslash before a pipe cannot be
+    written inside a code span, so such a span is written as plain text instead."""
+    body = body.replace("\r", "").replace("\n", " ")
+    if "\\|" in body:
+        return _md_text(body)
+    return ticks + body.replace("|", "\\|") + ticks
+
+
+def _md_cell(s: str) -> str:
+    """`s` as the content of a GitHub Markdown table cell, its code spans kept as code."""
+    out, at = [], 0
+    for m in _CODE_SPAN.finditer(s):
+        out.append(_md_text(s[at : m.start()]))
+        out.append(_md_code(m.group(1), m.group(2)))
+        at = m.end()
+    out.append(_md_text(s[at:]))
+    return "".join(out)
 
 
 def step_summary(
@@ -91,7 +120,9 @@ def step_summary(
     tool: str = "megalint",
     max_per_type: int = 10,
     base: str | None = None,
+    unsafe: bool = False,
 ) -> str:
+    """The Markdown of the step summary; `[*]` marks what --fix applies in this run."""
     ordered = _severity_order(diagnostics)
     counts = Counter(d.severity for d in ordered)
     lines = [f"## {tool}: {len(ordered)} finding{'s' if len(ordered) != 1 else ''}", ""]
@@ -110,7 +141,7 @@ def step_summary(
         url = doc_url(d, rules)
         if url:
             code = f"[{d.code}]({url.replace(')', '%29')})"
-        fix = " [*]" if fixable(d) else ""
+        fix = " [*]" if fixable(d, unsafe) else ""
         lines.append(f"| {d.severity.value} | {_md_cell(code)}{fix} | {_md_cell(loc)} | {_md_cell(d.message)} |")
     return "\n".join(lines) + "\n"
 
@@ -164,7 +195,14 @@ def render_github(
     summary = None
     if overflow or (opts.github_always_summary and ordered):
         summary = step_summary(
-            ordered, rules, opts.root, annotated, opts.tool_name, opts.github_max_per_type, opts.base
+            ordered,
+            rules,
+            opts.root,
+            annotated,
+            opts.tool_name,
+            opts.github_max_per_type,
+            opts.base,
+            opts.unsafe_fixes,
         )
     text = "".join(line + "\n" for line in lines)
     return GithubOutput(text, summary, annotated, len(overflow))

@@ -23,32 +23,32 @@ def test_rule_by_code_and_name(megalint):
     lower = megalint("rule", "ml201")
     assert by_code.rc == 0 and by_code.out == by_name.out == lower.out
     text = by_code.out
-    assert text.startswith(
-        "# fp8-requires-hopper (ML201)\n\nCategory: hardware. Default severity: error. Fix: available (unsafe).\n"
-    )
+    # The page docs/rules/fp8-requires-hopper.md as plain text.
+    assert text.startswith("fp8-requires-hopper (ML201)\n\nCode: `ML201`\nName: `fp8-requires-hopper`\n")
+    assert "\nDefault severity: error\nCategory: hardware\n" in text
+    assert "\nFix: unsafe (applied by `--fix --unsafe-fixes`)\n" in text
     order = [
-        text.index(h)
+        text.index(f"\n{h}\n")
         for h in (
-            "## What it does",
-            "## Why is this bad?",
-            "## Example",
-            "## Use instead",
-            "## Fix safety",
-            "## Sources",
-            "## References",
-            "Documentation: ",
+            "What it does",
+            "Why is this bad?",
+            "Example",
+            "Use instead",
+            "Fix safety",
+            "Sources",
+            "References",
+            "Selecting and suppressing",
         )
     ]
     assert order == sorted(order)
-    assert "```bash\n#SBATCH --constraint=a100\ntorchrun pretrain_gpt.py --fp8-format hybrid" in text
-    assert "- megatron/training/arguments.py:1100@d98e8a64" in text
+    assert "    #SBATCH --constraint=a100\n    torchrun pretrain_gpt.py --fp8-format hybrid" in text
+    assert "- `megatron/training/arguments.py:1100@d98e8a64`" in text
 
 
 def test_rule_for_a_suppression_code(megalint):
     r = megalint("rule", "ML001")
-    assert r.out.startswith(
-        "# unused-suppression (ML001)\n\nCategory: suppression. Default severity: warning. Fix: available (safe)."
-    )
+    assert r.out.startswith("unused-suppression (ML001)\n\nCode: `ML001`\nName: `unused-suppression`\n")
+    assert "\nFix: safe (applied by `--fix`)\n" in r.out
 
 
 def test_rule_unknown(megalint):
@@ -59,13 +59,15 @@ def test_rule_unknown(megalint):
 def test_rule_json(megalint):
     data = json.loads(megalint("rule", "--json", "ML101").out)
     assert data["code"] == "ML101" and data["name"] == "world-size-divisibility"
-    assert data["docs"]["why"] and data["url"].endswith("/world-size-divisibility")
+    assert data["docs"]["why"] and data["url"].endswith("/docs/rules/world-size-divisibility.md")
 
 
 def test_rules_lists_every_rule(megalint):
     r = megalint("rules")
-    lines = r.out.splitlines()
+    rows, _, legend = r.out.partition("\n\n")
+    lines = rows.splitlines()
     codes = [line.split()[0] for line in lines]
+    assert legend.startswith("[*] safe fix")
     assert codes == sorted(codes)
     assert {"ML001", "ML002", "ML003", "ML011", "ML101", "ML201", "ML301"} <= set(codes)
     assert any(line.startswith("ML012  [*] backslash-trailing-blank") for line in lines)

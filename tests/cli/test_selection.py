@@ -173,3 +173,45 @@ def test_specificity_and_severity_unit():
     assert specificity("world", "ML101", "world-size") == 0  # names match whole, never by prefix
     assert severity_for("ML101", "w", Severity.ERROR, {"ML1": "info", "ML101": "warning"}) == Severity.WARNING
     assert severity_for("ML101", "w", Severity.ERROR, {"ML2": "info"}) == Severity.ERROR
+
+
+@pytest.mark.parametrize(
+    "opts, codes",
+    [
+        (("--select", "ML101,ML301"), ["ML101", "ML301"]),
+        (("--select", "ML101, missing-nccl-ib-timeout"), ["ML101", "ML301"]),
+        (("--select", "ML1,ML0", "--select", "ML3"), ["ML014", "ML101", "ML301"]),
+        (("--ignore", "ML014,ML301"), ["ML101"]),
+        (("--select", "ML101", "--extend-select", "ML014,ML301"), ["ML014", "ML101", "ML301"]),
+    ],
+)
+def test_comma_separated_selectors(megalint, scripts, opts, codes):
+    # As in Ruff: `--select A,B` is `--select A --select B`.
+    assert lint(megalint, scripts, *opts).codes == codes
+
+
+@pytest.mark.parametrize(
+    "token, bad", [("ML101,ML999", "ML999"), ("ML999,ML101", "ML999"), ("ML101,", ""), ("ML101,,ML301", "")]
+)
+def test_unknown_selector_in_a_comma_list_is_named(megalint, scripts, token, bad):
+    r = lint(megalint, scripts, "--ignore", token)
+    assert r.rc == 2
+    assert r.err.startswith(f"megalint: unknown rule `{bad}` in --ignore;")
+
+
+def test_comma_separated_selectors_in_config(megalint, scripts):
+    p = scripts("job.sh", THREE)
+    scripts(
+        "megalint.toml",
+        'select = ["ML0,ML1,ML3"]\nignore = ["ML301, ML2"]\n[per-file-ignores]\n"*.sh" = ["ML2,ML014"]\n',
+    )
+    assert megalint("--output-format", "concise", str(p)).codes == ["ML101"]
+    assert megalint("--output-format", "concise", "--isolated", str(p)).codes == ["ML014", "ML101", "ML301"]
+
+
+def test_unknown_code_in_a_config_comma_list_points_at_the_string(megalint, scripts):
+    p = scripts("job.sh", THREE)
+    cfg = scripts("megalint.toml", 'gpu = "h100"\nselect = ["ML1", "ML3,ML3O1"]\n')
+    r = megalint(str(p))
+    assert r.rc == 2
+    assert r.err.startswith(f"megalint: {cfg}:2:18: unknown rule `ML3O1` in `select`; did you mean")

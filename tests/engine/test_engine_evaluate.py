@@ -17,6 +17,7 @@ from megalint.engine import (
     load_rules,
 )
 from megalint.engine.evaluate import FAILED, FIRED, NOT_APPLICABLE, PASSED, UNDECIDED
+from megalint.engine.rule import rule_url
 
 from .textlocator import TextLocator, apply_fix
 
@@ -77,7 +78,7 @@ def test_demo_rule_fires_with_places_labels_help_and_fix():
         ("12 heads", 5, 27),
     ]
     assert d.help == "use a tensor-parallel size that divides 12"
-    assert d.url == "https://megalint.dev/rules/tp-divides-heads"
+    assert d.url == rule_url("tp-divides-heads")
     assert d.fix.message == "set --tensor-model-parallel-size to 1"
     assert d.fix.applicability is Applicability.UNSAFE
     assert apply_fix(SCRIPT, d.fix).splitlines()[2] == "TP=1"

@@ -8,8 +8,10 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from megalint import __version__
 from megalint.engine import RuleFileError, load_rule_texts, load_rules, loader, rule_schema, yamlpos
 from megalint.engine.loader import packaged_rules_dir
+from megalint.engine.rule import rule_url
 
 DATA = Path(__file__).parent / "data"
 BAD = DATA / "bad"
@@ -73,7 +75,7 @@ def test_base_rule_loads():
     (rule,) = rules
     assert rule.code == "ML900" and rule.name == "base-rule"
     assert rule.origin == "r.yaml:1:1"
-    assert rule.url == "https://megalint.dev/rules/base-rule"
+    assert rule.url == f"https://github.com/megalint/megalint/blob/v{__version__}/docs/rules/base-rule.md"
     assert rules.get("ML900") is rule and rules.get("base-rule") is rule
 
 
@@ -322,7 +324,7 @@ def test_rule_to_json():
     j = rule.to_json()
     assert j["code"] == "DM101" and j["severity"] == "error" and j["megatron"] == ">=0.8"
     assert j["fix"] == {"message": "set {'tensor_model_parallel_size'|flag} to 1", "applicability": "unsafe"}
-    assert j["url"] == "https://megalint.dev/rules/tp-divides-heads"
+    assert j["url"] == rule_url("tp-divides-heads")
     assert j["origin"].endswith("heads.yaml:2:1")
 
 

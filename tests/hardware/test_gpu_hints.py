@@ -119,7 +119,8 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
     return rc, out.out, out.err
 
 
-def test_explain_says_which_hint_won_and_why_and_which_lost(capsys):
+def test_explain_says_which_hint_won_and_why_and_which_lost(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "1000")  # a terminal wide enough for whole lines
     path = os.path.join(HINTS, "scheduler_beats_header.sh")
     rc, out, _ = run(capsys, "explain", "--isolated", "--gpu", "v100", path)
     assert rc == 0
@@ -135,7 +136,8 @@ def test_explain_says_which_hint_won_and_why_and_which_lost(capsys):
     assert [(h["kind"], h["gpu"]) for h in gpu["outweighed"]] == [("header-comment", "a100")]
 
 
-def test_explain_lists_the_hints_that_disagree(capsys):
+def test_explain_lists_the_hints_that_disagree(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "1000")  # a terminal wide enough for whole lines
     rc, out, _ = run(capsys, "explain", "--isolated", os.path.join(HINTS, "pretrain_a100.sh"))
     assert "    disagrees: the file name `pretrain_a100.sh` names a100\n" in out
     assert "    disagrees: the header comment at 2:1 (`# fp8 recipe for H100 nodes`) names h100\n" in out

@@ -138,7 +138,7 @@ print(len(KNOWN_VERSIONS), len(extracted))
     from megalint.engine import load_rules
 
     for rule in load_rules([]):
-        assert re.search(rf"^{rule.code}\s+(\[\*\]\s+)?{re.escape(rule.name)}\s", listed, re.M), rule.code
+        assert re.search(rf"^{rule.code}\s+(\[[*!]\]\s+)?{re.escape(rule.name)}\s", listed, re.M), rule.code
 
 
 def test_fast_suite_runs_without_the_test_extra(snapshot, wheelhouse, tmp_path_factory):
