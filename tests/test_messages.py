@@ -105,7 +105,10 @@ def test_a_long_condition_shows_its_innermost_tests_and_counts_the_others() -> N
     assert _condition("nested_conditions.sh") == '`[ "$C" = 1 ]` true and `[ "$D" = 1 ]` true (and 2 other conditions)'
 
 
-def test_explain_still_prints_the_whole_condition_of_the_launch(capsys: pytest.CaptureFixture[str]) -> None:
+def test_explain_still_prints_the_whole_condition_of_the_launch(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "400")  # one line per condition, not wrapped at 80
     assert main(["explain", str(MESSAGES / "nested_conditions.sh")]) in (0, 1)
     whole = " and ".join(f'`[ "${v}" = 1 ]` true' for v in "ABCD")
     assert f"only when {whole}" in capsys.readouterr().out
