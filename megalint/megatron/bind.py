@@ -32,7 +32,7 @@ from megalint.megatron.argv_words import join_spans
 from megalint.megatron.bound import BoundArg, BoundArgs, Occurrence, Passthrough, Problem, ProblemKind
 from megalint.megatron.catalogue import Catalogue, FlagSpec
 from megalint.megatron.convert import FALSY, InvalidValue, convert, evaluate_default
-from megalint.megatron.sizes import size_problem
+from megalint.megatron.sizes import placeholder, size_problem
 from megalint.shell.values import Unknown, Word
 from megalint.source import Span
 
@@ -310,6 +310,9 @@ class _Binder:
         except InvalidValue as exc:
             self.problem(exc.kind, exc.message, t.word.span, words=(t.word,), option=opt, dest=spec.dest, value=text)
             return Unknown(exc.message, t.word.span)
+        held = placeholder(spec.dest, value)
+        if held is not None:
+            return Unknown(held, t.word.span)
         invalid = size_problem(spec.dest, opt, value)
         if invalid is not None:
             # Megatron stops on it before training; nothing is derived from it.

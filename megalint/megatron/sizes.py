@@ -60,6 +60,33 @@ LIMITS: dict[str, SizeLimit] = {
     "padded_vocab_size": _COUNT,
 }
 
+# The model's shape written as -1 is a placeholder, not a typo: a program that takes the shape
+# from the checkpoint it loads still has to get past argparse's required flags (Megatron-DeepSpeed's
+# eval harness scripts pass `--num-layers -1 --hidden-size -1 …` and override them before
+# validate_args, which passes -1 anyway). The value is unknown, and no finding is made.
+PLACEHOLDER = -1
+SHAPE_DESTS = frozenset(
+    {
+        "num_layers",
+        "encoder_num_layers",
+        "decoder_num_layers",
+        "hidden_size",
+        "ffn_hidden_size",
+        "num_attention_heads",
+        "kv_channels",
+        "seq_length",
+        "max_position_embeddings",
+    }
+)
+
+
+def placeholder(dest: str, value: object) -> str | None:
+    """Why a value is taken as a placeholder for a size given elsewhere (None: it is not one)."""
+    if dest in SHAPE_DESTS and value == PLACEHOLDER and not isinstance(value, bool):
+        return f"{value} is a placeholder: the program takes the model's shape from elsewhere (a checkpoint)"
+    return None
+
+
 # torch holds sizes in int64; Python's int has no bound, so a longer one is refused here.
 INT64_MAX = 2**63 - 1
 
