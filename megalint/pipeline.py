@@ -27,7 +27,7 @@ from megalint.launch.tools import TOOL, find_tool_commands, names_megatron_entry
 from megalint.megatron.bound import BoundArgs
 from megalint.megatron.catalogue_choice import catalogue_for, version_for
 from megalint.megatron.derived import derive
-from megalint.megatron.forks import world_size_rewritten
+from megalint.megatron.forks import Fork, world_size_rewritten
 from megalint.megatron.launch_parser import bind_launch, parser_for_launch
 from megalint.memory.launch_view import launch_memory
 from megalint.rulecontext.assumptions import with_quantity
@@ -79,6 +79,9 @@ class LaunchResult:
     code: tuple[str, ...] = ()
     # The context for another node or process count (engine/assumptions.py)
     vary: Vary | None = None
+    # The fork whose rules decide it (`forks:` of a rule); None for Megatron-LM's, and for a fork
+    # that validates its flags as Megatron-LM does.
+    rules_fork: str | None = None
 
 
 @dataclass
@@ -215,11 +218,11 @@ def lint_facts(facts: ScriptFacts, launches: list[Launch], settings: Settings) -
             fork.parser_name if fork is not None else None,
         )
         target = Target(ctx, locator, cond, vary, launch.condition)
-        if fork is None or fork.validates_as_upstream:
-            targets.append(target)
-        else:
-            fork_targets.setdefault(fork.name, []).append(target)
-        results.append(LaunchResult(launch, bound, ctx, detection, profile, vary=vary, code=parser.code))
+        rules_fork = _rules_fork(fork)
+        (targets if rules_fork is None else fork_targets.setdefault(rules_fork, [])).append(target)
+        results.append(
+            LaunchResult(launch, bound, ctx, detection, profile, vary=vary, code=parser.code, rules_fork=rules_fork)
+        )
     # A flag value reading a variable nothing sets is a shell finding only a bound launch shows.
     facts.findings = facts.findings + unset_variable_findings(facts, [r.bound for r in results])
     held = {str(w.span) for tr in tool_results for w in tr.launch.argv if w.span is not None}
@@ -380,11 +383,15 @@ def _fragments(
         )
         ctx, left = fragment_context(ctx, bound)
         target = Target(ctx, LaunchLocator(fragment, bound, facts, None, facts.findings), None)
-        (targets if fork is None or fork.validates_as_upstream else fork_targets.setdefault(fork.name, [])).append(
-            target
-        )
-        results.append(LaunchResult(fragment, bound, ctx, None, None, left, code=parser.code))
+        rules_fork = _rules_fork(fork)
+        (targets if rules_fork is None else fork_targets.setdefault(rules_fork, [])).append(target)
+        results.append(LaunchResult(fragment, bound, ctx, None, None, left, code=parser.code, rules_fork=rules_fork))
     return results
+
+
+def _rules_fork(fork: Fork | None) -> str | None:
+    """The fork whose rules decide a launch read by `fork`'s parser (None: Megatron-LM's)."""
+    return None if fork is None or fork.validates_as_upstream else fork.name
 
 
 def _merge_into(evaluation: Evaluation, other: Evaluation) -> None:

@@ -15,7 +15,7 @@ from megalint.diagnostics import Diagnostic
 from megalint.engine import Evaluation, RuleSet, Target, evaluate
 from megalint.engine.evaluate import FAILED, FIRED, NOT_APPLICABLE, PASSED, UNDECIDED
 from megalint.engine.rule import LAUNCH, SCRIPT
-from megalint.pipeline import FileResult, tool_rules
+from megalint.pipeline import FileResult, scoped, tool_rules
 from megalint.reports.gpu import GpuJson, gpu_json
 from megalint.rulecontext.locator import LaunchLocator
 from megalint.shell.facts import ShellFindingKind
@@ -149,7 +149,7 @@ def _finding(d: Diagnostic, suppressed: bool) -> FindingJson:
 
 def explain_result(result: FileResult, rules: RuleSet, text: str) -> ExplainJson:
     """The verdicts of `rules` on the script `text`, which the pipeline's `result` is of."""
-    launch_rules, shell_rules = rules.select(scope=LAUNCH), rules.select(scope=SCRIPT)
+    shell_rules = rules.select(scope=SCRIPT)
     directives = find_directives(result, text, result.path)
     known = {r.code: r.name for r in rules}
 
@@ -163,7 +163,8 @@ def explain_result(result: FileResult, rules: RuleSet, text: str) -> ExplainJson
     for i, lr in enumerate(result.launches + result.fragments + result.tools, 1):
         locator = LaunchLocator(lr.launch, lr.bound, result.facts, lr.detection, result.facts.findings)
         cond = " and ".join(lr.launch.condition) if lr.launch.condition else None
-        decided = on_tools if lr.tool is not None else launch_rules
+        # The rules the check itself decided this launch by: a fork's own set when it has one.
+        decided = on_tools if lr.tool is not None else scoped(rules, LAUNCH, lr.rules_fork)
         ev = evaluate(decided, [Target(lr.context, locator, cond, lr.vary)])
         launch = lr.launch
         ws = launch.world_size
