@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from functools import cache
 from importlib import resources
+from typing import Any
 
 from megalint.megatron.versions import version_key
 
@@ -32,9 +33,9 @@ RENAMED: dict[str, tuple[str, str, str | None]] = {
 
 
 @cache
-def _release_catalogues() -> list[tuple[str, frozenset[str]]]:
-    """(release, option strings) of every extracted Megatron-LM release, oldest first. The
-    shipped catalogues sample five versions; these tell the release a flag came or went."""
+def _release_files() -> list[tuple[str, dict[str, Any]]]:
+    """(release, catalogue data) of every extracted Megatron-LM release file ("0.12" for each
+    0.12.x, "HEAD" for main); read once for the histories below."""
     found = []
     folder = resources.files("megalint.data").joinpath("catalogue-extracted")
     for entry in folder.iterdir():
@@ -43,11 +44,17 @@ def _release_catalogues() -> list[tuple[str, frozenset[str]]]:
             continue
         stem = name[:-5]
         release = "HEAD" if stem.startswith("main") else ".".join(stem.split(".")[:2])
-        data = json.loads(entry.read_text(encoding="utf-8"))
-        opts = frozenset(o for f in data.get("flags", ()) for o in f.get("option_strings", ()))
-        found.append((release, opts))
+        found.append((release, json.loads(entry.read_text(encoding="utf-8"))))
+    return found
+
+
+@cache
+def _release_catalogues() -> list[tuple[str, frozenset[str]]]:
+    """(release, option strings) of every extracted Megatron-LM release, oldest first. The
+    shipped catalogues sample five versions; these tell the release a flag came or went."""
     merged: dict[str, frozenset[str]] = {}
-    for release, opts in found:  # patch releases of one minor: a flag in any of them counts
+    for release, data in _release_files():  # patch releases of one minor: a flag in any of them counts
+        opts = frozenset(o for f in data.get("flags", ()) for o in f.get("option_strings", ()))
         merged[release] = merged.get(release, frozenset()) | opts
     return sorted(merged.items(), key=lambda kv: version_key(kv[0]))
 
@@ -79,14 +86,7 @@ def _release_choices() -> list[tuple[str, dict[str, frozenset[str]]]]:
     """(release, option string -> its choices as text) of every extracted release, oldest first;
     patch releases of one minor merged, as in `_release_catalogues`."""
     merged: dict[str, dict[str, frozenset[str]]] = {}
-    folder = resources.files("megalint.data").joinpath("catalogue-extracted")
-    for entry in folder.iterdir():
-        name = entry.name
-        if not name.endswith(".json"):
-            continue
-        stem = name[:-5]
-        release = "HEAD" if stem.startswith("main") else ".".join(stem.split(".")[:2])
-        data = json.loads(entry.read_text(encoding="utf-8"))
+    for release, data in _release_files():
         choices = merged.setdefault(release, {})
         for f in data.get("flags", ()):
             if f.get("choices") is None:
