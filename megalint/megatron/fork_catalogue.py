@@ -9,15 +9,13 @@ features' `register_args` flags (and the legacy `arguments.py`), Pai-Megatron-Pa
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from functools import cache, lru_cache
-from importlib import resources
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from megalint.megatron.catalogue import SHIPPED_FOLDERS, Catalogue, CatalogueError
+from megalint.megatron.catalogue import Catalogue, CatalogueError, shipped_options
 from megalint.megatron.catalogue_choice import catalogue_for, release_catalogue
 from megalint.megatron.extract.sources import DirectoryTree, ExtractError
 from megalint.megatron.extraction_cache import cached
@@ -204,22 +202,6 @@ def _fork_catalogue(name: str, root: Path | None, source_roots: tuple[str, ...],
     except CatalogueError as exc:
         raise ExtractError(str(exc)) from None
     # MindSpeed(-LLM) pin a known release; any other base chosen here is a guess.
-    extra = tuple(sorted(set(catalogue.option_strings()) - _upstream_options()))
+    extra = tuple(sorted(set(catalogue.option_strings()) - shipped_options()))
     pinned = tree is not None or fork.name in (MINDSPEED, MINDSPEED_LLM)
     return ForkCatalogue(catalogue, missing, pinned, extra, tuple(sources))
-
-
-_OPTION = re.compile(r'"option_strings":\s*\[([^\]]*)\]')
-
-
-@cache
-def _upstream_options() -> frozenset[str]:
-    """Every option string some shipped Megatron-LM catalogue defines."""
-    root = resources.files("megalint.data")
-    found: set[str] = set()
-    for folder in SHIPPED_FOLDERS:
-        for entry in root.joinpath(folder).iterdir():
-            if entry.name.endswith(".json"):
-                for group in _OPTION.findall(entry.read_text(encoding="utf-8")):
-                    found.update(re.findall(r'"([^"]+)"', group))
-    return frozenset(found)

@@ -279,16 +279,22 @@ def test_shipped_files_are_what_the_tool_builds(tmp_path):
         assert json.loads(built)["flags"] == json.loads(shipped)["flags"], version
 
 
-def test_shipped_dests_are_every_dest_of_every_shipped_catalogue():
+def test_shipped_names_are_every_dest_and_option_of_every_shipped_catalogue():
+    # megalint reads them from shipped_names.json, which tools/gen_shipped_names.py writes.
     import json
     from importlib import resources
 
-    from megalint.megatron.catalogue import SHIPPED_FOLDERS, shipped_dests
+    from megalint.megatron.catalogue import SHIPPED_FOLDERS, shipped_dests, shipped_options
 
     root = resources.files("megalint.data")
-    parsed = set()
+    dests, options = set(), set()
     for folder in SHIPPED_FOLDERS:
         for entry in root.joinpath(folder).iterdir():
             if entry.name.endswith(".json"):
-                parsed.update(f["dest"] for f in json.loads(entry.read_text("utf-8"))["flags"])
-    assert shipped_dests() == parsed and "tensor_model_parallel_size" in parsed
+                for f in json.loads(entry.read_text("utf-8"))["flags"]:
+                    dests.add(f["dest"])
+                    options.update(f["option_strings"])
+    assert shipped_dests() == dests and "tensor_model_parallel_size" in dests
+    assert shipped_options() == options and "--tensor-model-parallel-size" in options, (
+        "megalint/data/shipped_names.json is stale: run python tools/gen_shipped_names.py"
+    )
