@@ -86,6 +86,19 @@ class Config:
         line, col = position(self.text, self.prefix + tuple(keys), value)
         return ConfigError(f"{self.path}:{line}:{col}: {message}")
 
+    def version_note(self) -> str | None:
+        """Where `megatron-version` is checked against another release's catalogue (a version
+        beyond the newest known, a patch or pre-release), the note that says so, at its value."""
+        if self.megatron_version is None:
+            return None
+        from megalint.megatron.catalogue_choice import version_for
+
+        _version, fallback = version_for(self.megatron_version)
+        if fallback is None:
+            return None
+        line, col = position(self.text, self.prefix + ("megatron-version",), self.megatron_version)
+        return f"{self.path}:{line}:{col}: megatron-version {self.megatron_version}: {fallback}"
+
 
 # -- where a key is ------------------------------------------------------------------------
 

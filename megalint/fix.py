@@ -298,6 +298,39 @@ def apply_fixes(
     return result
 
 
+def applied_by_fix(
+    text: str,
+    diagnostics: Sequence[Diagnostic],
+    unsafe: bool,
+    reparse_ok: Callable[[str], bool] | None,
+    relint: Callable[[str], Sequence[Diagnostic]],
+    path: str | None = None,
+) -> list[Diagnostic]:
+    """The findings of `diagnostics` whose fix `apply_fixes` (with `relint`) applies.
+
+    Where no two applicable fixes overlap, one pass takes them all and no lint is run. Where some
+    do, the fixes held back are retried after a re-lint, and some of them are no longer needed
+    (two launches after one `export` line both ask for the same new `export`): the passes are
+    then run on the text in memory. A finding held back counts as fixed when a later pass applies
+    a fix of its rule; matched in order, so that the count never exceeds what was applied.
+    """
+    candidates = [d for d in diagnostics if is_applicable(d, unsafe, path)]
+    if not candidates:
+        return []
+    _new, applied, deferred, rejected = _one_pass(text, candidates, reparse_ok)
+    if not deferred and not rejected:
+        return applied
+    res = apply_fixes(text, diagnostics, unsafe, reparse_ok, relint=relint, path=path)
+    first = {id(d) for d in candidates}
+    fixed = [d for d in res.applied if id(d) in first]
+    later = Counter(d.code for d in res.applied if id(d) not in first)
+    for d in deferred:
+        if later[d.code] > 0:
+            later[d.code] -= 1
+            fixed.append(d)
+    return fixed
+
+
 def unified_diff(old: str, new: str, path: str, context: int = 3) -> str:
     """A patch `git apply` and `patch -p1` accept; empty when nothing changed."""
     if old == new:

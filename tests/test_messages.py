@@ -60,6 +60,37 @@ def test_a_quoted_array_expansion_keeps_each_element_one_word() -> None:
     assert _findings("split_array_quoted.sh") == []
 
 
+QUOTES = (
+    "; `$TOK` is unquoted and the quotes in its value are not read again by bash: it splits the value at blanks "
+    "and keeps the quotes as characters (ShellCheck SC2089/SC2090)"
+)
+
+
+def test_a_word_cut_from_a_quoted_phrase_in_a_scalar_names_the_quotes() -> None:
+    choice, stray = _findings("split_quoted_scalar.sh")
+    unquoted = ("4:60-4:64", "unquoted: bash splits the value at blanks; the quotes in it stay characters")
+    assert _shown(choice) == [("3:23-3:28", ""), unquoted]
+    assert choice.message == (
+        "''GPT2' is not a choice of --tokenizer-type in Megatron-LM HEAD: argparse stops the job before it starts"
+        + QUOTES
+    )
+    assert _shown(stray) == [("3:29-3:42", ""), unquoted]
+    assert stray.message == (
+        "unrecognized arguments: BPETokenizer': Megatron takes no positional arguments, so argparse stops the job"
+        + QUOTES
+    )
+    for d in (choice, stray):
+        assert (
+            d.help == 'use an array, where quotes are read as written: `TOK=(... "a b" ...)`, expanded as `"${TOK[@]}"`'
+        )
+
+
+def test_a_scalar_without_quotes_split_at_blanks_is_not_about_quotes() -> None:
+    (choice,) = _findings("split_plain_scalar.sh")
+    assert "quotes" not in choice.message and choice.labels == ()
+    assert choice.help is not None and choice.help.startswith("choose from ")
+
+
 def test_a_flag_repeated_by_a_variable_expanded_twice_labels_both_expansions() -> None:
     # The flag is reported where its text was typed, as through `eval` (test_positions.py);
     # the two expansions on the launch line are labelled.

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 
 from megalint.checking.setup import Setup
 from megalint.diagnostics import Applicability, Diagnostic
-from megalint.fix import apply_fixes, bash_parses, is_applicable, unified_diff
+from megalint.fix import applied_by_fix, apply_fixes, bash_parses, is_applicable, unified_diff
 from megalint.pipeline import FileResult, lint_text
 from megalint.selection import matches, severity_for
 from megalint.source import SourceFile, Span
@@ -59,6 +59,8 @@ def check_text(text: str, shown: str, setup: Setup, fixes: FixMode) -> Outcome:
     if not fixes.active:
         if any(is_applicable(d, True) for d in diags) and not bash_parses(text):
             diags = shown_only(diags)
+        else:
+            diags = applied_only(text, diags, setup, shown, fixes.unsafe)
         return Outcome(diags, dict(result.sources), notes=gpu_notes, code=result.code, rule_errors=rule_errors)
     last = [result]
 
@@ -89,6 +91,21 @@ def check_text(text: str, shown: str, setup: Setup, fixes: FixMode) -> Outcome:
     else:
         outcome.fixed_text, outcome.changed = res.text, res.changed
     return outcome
+
+
+def applied_only(text: str, diags: list[Diagnostic], setup: Setup, shown: str, unsafe: bool) -> list[Diagnostic]:
+    """The findings with a fix that --fix would not apply (another fix it makes first leaves it
+    nothing to do) turned into findings whose fix is only shown, so that `[*]` and "N fixable"
+    count what --fix applies."""
+
+    def relint(new_text: str) -> list[Diagnostic]:
+        return finalise(lint_text(shown, new_text, setup.settings), new_text, setup, shown)
+
+    applicable = [d for d in diags if is_applicable(d, unsafe, shown)]
+    applied = {id(d) for d in applied_by_fix(text, diags, unsafe, bash_parses, relint, shown)}
+    if len(applied) == len(applicable):
+        return diags
+    return [d if id(d) in applied or not is_applicable(d, unsafe, shown) else _shown_only(d) for d in diags]
 
 
 def shown_only(diags: list[Diagnostic]) -> list[Diagnostic]:

@@ -54,7 +54,8 @@ def _work(index: int) -> Outcome | str:
 
 def check_all(todo: Sequence[Todo], fixes: FixMode, jobs: int, cache_for: CacheFor) -> Iterator[Result]:
     """The result of each file of `todo`, in order."""
-    caches = [None if fixes.active else cache_for(setup) for _, _, setup in todo]
+    # Which fixes a report counts as applied depends on --unsafe-fixes, which the cache's key leaves out.
+    caches = [None if fixes.active or fixes.unsafe else cache_for(setup) for _, _, setup in todo]
     hits = [c.get(shown, text) if c is not None else None for c, (text, shown, _) in zip(caches, todo, strict=True)]
     misses = [k for k, hit in enumerate(hits) if hit is None]
     fresh = _results(todo, misses, fixes, jobs)

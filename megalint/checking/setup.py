@@ -4,7 +4,7 @@ the command line select, and the pipeline's settings. Made once per configuratio
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from megalint.config import Config, config_in, load_config
@@ -77,8 +77,11 @@ class Setup:
 class Setups:
     """The setups of the files of one run, one per configuration, and what the run excludes."""
 
-    def __init__(self, options: AnalysisOptions, configs: Configs):
+    def __init__(self, options: AnalysisOptions, configs: Configs, note: Callable[[str], None] | None = None):
         self.options = options
+        # Told, once per configuration, what the run should say about it (a version checked
+        # against another release's catalogue).
+        self.note = note
         self.configs = configs
         self.cli_excludes = Excludes(list(options.exclude), os.getcwd())
         self._excludes: dict[int, Excludes] = {}
@@ -102,6 +105,9 @@ class Setups:
 
     def _make_setup(self, cfg: Config) -> Setup:
         opts = self.options
+        version_note = cfg.version_note() if opts.megatron_version is None else None
+        if version_note is not None and self.note is not None:
+            self.note(version_note)
         rules = self.rules_for(cfg.rule_dirs)
         known = rules.by_code()
         catalog = Catalog(known)

@@ -109,7 +109,9 @@ def analysis_setups(
         exclude=exclude,
         failure_threshold=failure_threshold,
     )
-    return Setups(options, configs)
+    from megalint.cli.guard import note
+
+    return Setups(options, configs, note)
 
 
 def add_assume(group: argparse._ActionsContainer) -> None:

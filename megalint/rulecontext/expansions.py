@@ -25,6 +25,9 @@ class Cause:
     expansions: tuple[Span, ...]
     written: str  # the first expansion as written: `${ARR[@]}`, `$ARGS`
     split: SplitElement | None = None  # the element cut, when an unquoted array expansion cut it
+    # A piece of a quoted phrase in a scalar's value (`'GPT2` of TOK="--x 'GPT2 BPE'" and `$TOK`):
+    # bash does not read quotes in an expanded value again, it cuts the value at its blanks.
+    quoted_piece: str | None = None
 
 
 def _encloses(outer: Span, inner: Span) -> bool:
@@ -41,6 +44,22 @@ def _split_of(words: tuple[Word, ...], facts: ScriptFacts) -> SplitElement | Non
             for el in facts.split_elements:
                 if el.expansion in seg.via and _encloses(el.element, seg.site):
                     return el
+    return None
+
+
+def _cut_quote(text: str) -> bool:
+    """Whether `text` begins or ends with a quote character it does not close: one end of a
+    quoted phrase that was cut at a blank inside it."""
+    return any(text.count(q) % 2 == 1 and (text[0] == q or text[-1] == q) for q in "'\"")
+
+
+def _quotes_split(words: tuple[Word, ...]) -> tuple[Span, str] | None:
+    """The expansion that gave a word a quote character of a variable's value as a character,
+    and the word: quotes written inside a value are not read again when it is expanded."""
+    for w in words:
+        for seg in w.segments:
+            if seg.via and seg.text and _cut_quote(seg.text):
+                return seg.via[0], seg.text
     return None
 
 
@@ -72,7 +91,10 @@ def cause(problem: Problem, facts: ScriptFacts) -> Cause | None:
         return Cause(pair, _written(pair[0], facts))
     split = _split_of(problem.words, facts)
     if split is None:
-        return None
+        quoted = _quotes_split(problem.words)
+        if quoted is None:
+            return None
+        return Cause((quoted[0],), _written(quoted[0], facts), quoted_piece=quoted[1])
     return Cause((split.expansion,), _written(split.expansion, facts), split)
 
 
@@ -90,4 +112,7 @@ def cause_keys(c: Cause) -> dict[str, object]:
     if c.split is not None:
         out["split_element"] = c.split.text
         out["split_fields"] = c.split.fields
+    if c.quoted_piece is not None:
+        out["quoted_piece"] = c.quoted_piece
+        out["variable"] = c.written.strip("${}")
     return out

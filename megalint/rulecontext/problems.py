@@ -23,7 +23,7 @@ def problem_entry(
     `choice_added_in` / `choice_last_in` / `choice_removed_in` (the releases that accept an
     invalid choice),
     `same_value` (of a repeated flag: whether every occurrence stores the same value, a
-    switch given twice included; absent when a value is not known), `expansions` / `expanded` / `split_element` / `split_fields` (the expansions on the launch line
+    switch given twice included; absent when a value is not known), `expansions` / `expanded` / `split_element` / `split_fields` / `quoted_piece` / `variable` (the expansions on the launch line
     that made the problem, from `facts`: rulecontext/expansions.py)."""
     out: dict[str, object] = {
         "index": i,

@@ -28,6 +28,14 @@ CASES = {
     "unsafe": A100_FP8,
     # A script that does not parse: --fix applies nothing, so nothing is counted.
     "does-not-parse": "CKPT=<Specify path>\n" + H100.split("\n", 1)[1] + LAUNCH.rstrip("\n") + " --save $CKPT \\\n",
+    # Two launches after one export: their fixes insert the same line at the same place, so --fix
+    # makes one, and the other launch is then fixed too: one fix applied, not two.
+    "overlapping": H100 + "export OMP_NUM_THREADS=1\n" + LAUNCH + LAUNCH,
+    # Two rules' exports at the same place: the second waits for the next pass, which applies it.
+    "overlapping-both-applied": H100
+    + "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n"
+    + LAUNCH.rstrip("\n")
+    + " --cuda-graph-impl transformer_engine\n",
     # A blank after a continuation backslash (ML012) and a launch to fix on the same lines.
     "same-lines": H100 + LAUNCH.rstrip("\n") + " \\  \n    --seq-length 128\n",
 }
@@ -69,6 +77,9 @@ def test_fixable_count_diff_and_fix_agree(megalint, scripts, name, unsafe):
 def test_cases_cover_fixes_applied_and_refused(megalint, scripts):
     # The cases are not vacuous: some fixes are applied, and the refused ones are still shown.
     p = scripts("job.sh", CASES["two-fixes"])
+    assert fixable_in_report(megalint("--isolated", "--no-cache", str(p)).out) == 2
+    assert fixable_in_report(megalint("--isolated", "--no-cache", str(scripts("x.sh", CASES["overlapping"]))).out) == 1
+    p = scripts("y.sh", CASES["overlapping-both-applied"])
     assert fixable_in_report(megalint("--isolated", "--no-cache", str(p)).out) == 2
     p = scripts("bad.sh", CASES["does-not-parse"])
     out = megalint("--isolated", "--no-cache", str(p)).out

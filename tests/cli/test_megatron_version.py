@@ -41,3 +41,20 @@ def test_unknown_old_version_in_configuration_points_at_it(megalint, scripts):
     r = megalint(str(p))
     assert r.rc == 2
     assert r.err.startswith(f"megalint: {cfg}:2:20: megalint knows no Megatron-LM `0.3`: the oldest release")
+
+
+@pytest.mark.parametrize("name", ["megalint.toml", "pyproject.toml"])
+def test_version_without_its_own_catalogue_in_configuration_is_said_once(megalint, scripts, name):
+    # The same note as --megatron-version gives, at the value in the file, once for all its scripts.
+    table = "[tool.megalint]\n" if name == "pyproject.toml" else ""
+    cfg = scripts(name, f'{table}select = ["ALL"]\nmegatron-version = "0.21"\n')
+    a, b = scripts("a.sh", CLEAN), scripts("b.sh", CLEAN)
+    line = 3 if table else 2
+    r = megalint("--no-cache", str(a), str(b))
+    assert r.rc == 0
+    assert r.err == (
+        f"megalint: {cfg}:{line}:20: megatron-version 0.21: no catalogue for Megatron-LM 0.21; using 0.19, "
+        "the newest release catalogue; HEAD may be closer\n"
+    )
+    # The command line's version is the one used: the configuration's is then not said.
+    assert megalint("--no-cache", "--megatron-version", "0.19", str(a)).err == ""
