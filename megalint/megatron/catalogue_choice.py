@@ -39,7 +39,7 @@ def catalogue_for(text: str | None) -> tuple[Catalogue, str, str | None]:
     from megalint.megatron.catalogue import Catalogue
 
     with resources.as_file(extracted) as path:
-        return with_deprecations(Catalogue.from_file(path), version), version, note
+        return with_deprecations(Catalogue.from_file(path, shipped=True), version), version, note
 
 
 def with_deprecations(extracted: Catalogue, version: str) -> Catalogue:
@@ -118,7 +118,7 @@ def release_catalogue(version: str) -> Catalogue:
             from megalint.megatron.catalogue import Catalogue
 
             with resources.as_file(entry) as path:
-                return Catalogue.from_file(path)
+                return Catalogue.from_file(path, shipped=True)
     return _catalogue(version)
 
 
