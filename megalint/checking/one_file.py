@@ -54,7 +54,10 @@ def check_text(text: str, shown: str, setup: Setup, fixes: FixMode) -> Outcome:
     result = lint_text(shown, text, setup.settings)
     diags = finalise(result, text, setup, shown)
     # The GPU given to megalint lost to the script's own: said on the side, as it is about the run.
-    gpu_notes = [f"{shown}: {result.gpu.option_note}"] if result.gpu is not None and result.gpu.option_note else []
+    # Asked only when one was given: the choice reads the GPU table, which a script without a
+    # launch needs for nothing else.
+    lost = result.gpu.option_note if setup.settings.gpu is not None else None
+    gpu_notes = [f"{shown}: {lost}"] if lost else []
     rule_errors = rule_failures(result, shown)
     if not fixes.active:
         if any(is_applicable(d, True) for d in diags) and not bash_parses(text):

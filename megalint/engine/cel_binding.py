@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import logging
 import sys
 from functools import cache
 from types import ModuleType
@@ -35,5 +34,8 @@ def binding() -> tuple[ModuleType, ModuleType]:
                 setattr(package, name, getattr(native, name))
     # The binding logs each failing Python function (`lists.range` over its bound) as a warning,
     # which Python would print to standard error; megalint reports the rule's failure itself.
+    # (Imported here, as the binding is: a script whose rules run no condition needs neither.)
+    import logging
+
     logging.getLogger("cel").addHandler(logging.NullHandler())
     return importlib.import_module("cel.cel"), importlib.import_module("cel.stdlib")

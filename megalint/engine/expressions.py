@@ -257,7 +257,10 @@ class Expr:
     @property
     def program(self) -> Any:
         if self._program is None:
-            self._program = binding()[0].compile(_pass_job_version(self.source, _tokens(self.source))[0])
+            compiled = self.source
+            if "version_" in compiled:  # as in `compile`: only a version test is rewritten
+                compiled = _pass_job_version(compiled, _tokens(compiled))[0]
+            self._program = binding()[0].compile(compiled)
         return self._program
 
     def __reduce__(self) -> tuple[Callable[[str, Scan], Expr], tuple[str, Scan]]:

@@ -172,21 +172,28 @@ class FlagSpec:
         choices = data.get("choices")
         if choices is not None and not isinstance(choices, list):
             raise CatalogueError(f"{where}: {options[0]}: choices must be a list or null")
-        present = data.get("present_in") or {}
+        return FlagSpec.from_checked_json(data)
+
+    @staticmethod
+    def from_checked_json(data: Mapping[str, Any]) -> FlagSpec:
+        """A flag known to follow the format: `from_json` once it has checked it, or a flag of a
+        shipped catalogue (tests/startup/test_catalogue_load.py reads each both ways)."""
+        choices = data.get("choices")
+        present = data.get("present_in")
         return FlagSpec(
-            option_strings=tuple(options),
-            dest=dest,
-            action=action,
-            type=data.get("type"),
-            default=_default_from_json(data.get("default")),
-            choices=None if choices is None else tuple(_freeze(c) for c in choices),
-            nargs=nargs,
-            const=_freeze(data.get("const")),
-            deprecated=data.get("deprecated"),
-            deprecated_choices=tuple((data.get("deprecated_choices") or {}).items()),
-            present_in=tuple((k, tuple(v)) for k, v in present.items()),
-            source=data.get("source"),
-            notes=tuple(data.get("notes") or ()),
+            tuple(data["option_strings"]),
+            data["dest"],
+            data.get("action") or "store",
+            data.get("type"),
+            _default_from_json(data.get("default")),
+            None if choices is None else tuple(_freeze(c) for c in choices),
+            data.get("nargs"),
+            _freeze(data.get("const")),
+            data.get("deprecated"),
+            tuple((data.get("deprecated_choices") or {}).items()),
+            tuple((k, tuple(v)) for k, v in present.items()) if present else (),
+            data.get("source"),
+            tuple(data.get("notes") or ()),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -323,16 +330,18 @@ class Catalogue:
         return _load_packaged(res.version), res
 
     @classmethod
-    def from_file(cls, path: str | Path) -> Catalogue:
+    def from_file(cls, path: str | Path, shipped: bool = False) -> Catalogue:
         path = Path(path)
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise CatalogueError(f"{path}: cannot read catalogue: {exc}") from None
-        return cls.from_dict(data, origin=str(path))
+        return cls.from_dict(data, origin=str(path), shipped=shipped)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], origin: str | None = None) -> Catalogue:
+    def from_dict(cls, data: Mapping[str, Any], origin: str | None = None, shipped: bool = False) -> Catalogue:
+        """The catalogue `data` holds. A `shipped` one (megalint/data/) is not checked flag by flag
+        on every run: the tests check each shipped file, and reading one is on every launch's path."""
         where = origin or "catalogue"
         if not isinstance(data, Mapping) or not isinstance(data.get("flags"), list):
             raise CatalogueError(f"{where}: expected an object with a 'flags' list")
@@ -342,7 +351,10 @@ class Catalogue:
         version = data.get("version")
         if not isinstance(version, str) or not version:
             raise CatalogueError(f"{where}: 'version' must be a non-empty string")
-        flags = tuple(FlagSpec.from_json(f, f"{where}: flags[{i}]") for i, f in enumerate(data["flags"]))
+        if shipped:
+            flags = tuple(map(FlagSpec.from_checked_json, data["flags"]))
+        else:
+            flags = tuple(FlagSpec.from_json(f, f"{where}: flags[{i}]") for i, f in enumerate(data["flags"]))
         return cls(
             version=version,
             flags=flags,
@@ -439,7 +451,7 @@ def _load_packaged(version: str) -> Catalogue:
         raise CatalogueError(f"no shipped catalogue for Megatron-LM {version}")
     ref = resources.files("megalint.data").joinpath("catalogue").joinpath(f"{version}.json")
     data = json.loads(ref.read_text(encoding="utf-8"))
-    return Catalogue.from_dict(data, origin=f"megalint/data/catalogue/{version}.json")
+    return Catalogue.from_dict(data, origin=f"megalint/data/catalogue/{version}.json", shipped=True)
 
 
 # The shipped catalogues: the curated ones (catalogue/) and those extracted from every release

@@ -8,15 +8,20 @@ from functools import lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING
 
-from megalint.megatron.catalogue import Catalogue
 from megalint.megatron.versions import HEAD, KNOWN_VERSIONS, VersionError, parse_version, resolve, version_key
 
 if TYPE_CHECKING:
     from importlib.abc import Traversable
 
+    from megalint.megatron.catalogue import Catalogue
+
 
 @lru_cache(maxsize=8)
 def _catalogue(version: str) -> Catalogue:
+    # Imported here: choosing the version (`version_for`) needs no catalogue, and a script
+    # without a launch asks nothing else.
+    from megalint.megatron.catalogue import Catalogue
+
     return Catalogue.load(version)
 
 
@@ -31,8 +36,10 @@ def catalogue_for(text: str | None) -> tuple[Catalogue, str, str | None]:
     extracted, version, note = _choice(text)
     if extracted is None:
         return _catalogue(version), version, note
+    from megalint.megatron.catalogue import Catalogue
+
     with resources.as_file(extracted) as path:
-        return with_deprecations(Catalogue.from_file(path), version), version, note
+        return with_deprecations(Catalogue.from_file(path, shipped=True), version), version, note
 
 
 def with_deprecations(extracted: Catalogue, version: str) -> Catalogue:
@@ -68,7 +75,7 @@ def with_deprecations(extracted: Catalogue, version: str) -> Catalogue:
         flags.append(spec)
     if not changed:
         return extracted
-    return Catalogue(
+    return type(extracted)(
         extracted.version, tuple(flags), extracted.generated_from, extracted.origin, extracted.megatron_ref
     )
 
@@ -108,8 +115,10 @@ def release_catalogue(version: str) -> Catalogue:
     if re.fullmatch(r"\d+\.\d+\.\d+", version):
         entry = resources.files("megalint.data").joinpath("catalogue-extracted").joinpath(f"{version}.json")
         if entry.is_file():
+            from megalint.megatron.catalogue import Catalogue
+
             with resources.as_file(entry) as path:
-                return Catalogue.from_file(path)
+                return Catalogue.from_file(path, shipped=True)
     return _catalogue(version)
 
 

@@ -68,6 +68,37 @@ def test_a_run_imports_only_what_it_uses(tmp_path, fmt):
     assert "cel.cel" in modules
 
 
+# What only a launch needs: its binding against a catalogue, the forks' parsers, the GPU and the memory model.
+BINDING = (
+    "megalint.pipeline.launches",
+    "megalint.megatron.bind",
+    "megalint.megatron.bound",
+    "megalint.megatron.catalogue",
+    "megalint.megatron.launch_parser",
+    "megalint.megatron.forks",
+    "megalint.megatron.fork_catalogue",
+    "megalint.megatron.derived",
+    "megalint.hardware",
+    "megalint.memory",
+    "megalint.rulecontext.launch",
+)
+
+
+@pytest.mark.parametrize("fmt", ["full", "json"])
+def test_a_script_without_a_launch_imports_no_binding(tmp_path, fmt):
+    (tmp_path / "clean.sh").write_text(CLEAN)
+    # Without the result cache: a cached result would run no pipeline at all.
+    modules = _modules(tmp_path, "--isolated", "--no-cache", "--output-format", fmt, "clean.sh")
+    assert "megalint.pipeline" in modules
+    assert _loaded(modules, BINDING) == []
+
+
+def test_a_launch_imports_the_binding(tmp_path):
+    (tmp_path / "launch.sh").write_text(LAUNCH)
+    modules = _modules(tmp_path, "--isolated", "--no-cache", "launch.sh")
+    assert set(_loaded(modules, BINDING)) >= {"megalint.pipeline.launches", "megalint.megatron.catalogue"}
+
+
 def test_excludes_import_pathspec(tmp_path):
     (tmp_path / "clean.sh").write_text(CLEAN)
     modules = _modules(tmp_path, "--isolated", "--exclude", "skip/", ".")
