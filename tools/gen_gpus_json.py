@@ -9,11 +9,11 @@ the standard library parses in a fraction of the time a YAML reader takes.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
+from generated_file import write_or_check
 from ruamel.yaml import YAML
 
 DATA = Path(__file__).resolve().parent.parent / "megalint" / "data"
@@ -28,19 +28,7 @@ def generated() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--check", action="store_true", help="write nothing; exit 1 if gpus.json is stale")
-    args = ap.parse_args(argv)
-    text = generated()
-    current = TARGET.read_text(encoding="utf-8") if TARGET.exists() else None
-    if args.check:
-        if current != text:
-            print(f"stale: {TARGET} (run python tools/gen_gpus_json.py)")
-            return 1
-        return 0
-    if current != text:
-        TARGET.write_text(text, encoding="utf-8")
-    return 0
+    return write_or_check(TARGET, generated, __doc__, argv)
 
 
 if __name__ == "__main__":

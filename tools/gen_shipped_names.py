@@ -11,10 +11,11 @@ Telling a fork's own flags from Megatron-LM's needs every option any release def
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
+
+from generated_file import write_or_check
 
 DATA = Path(__file__).resolve().parent.parent / "megalint" / "data"
 TARGET = DATA / "shipped_names.json"
@@ -35,19 +36,7 @@ def generated() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--check", action="store_true", help="write nothing; exit 1 if the JSON is stale")
-    args = ap.parse_args(argv)
-    text = generated()
-    current = TARGET.read_text(encoding="utf-8") if TARGET.exists() else None
-    if args.check:
-        if current != text:
-            print(f"stale: {TARGET} (run python tools/gen_shipped_names.py)")
-            return 1
-        return 0
-    if current != text:
-        TARGET.write_text(text, encoding="utf-8")
-    return 0
+    return write_or_check(TARGET, generated, __doc__, argv)
 
 
 if __name__ == "__main__":

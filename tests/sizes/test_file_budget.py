@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from linting import lint
 
+from bench.sizes import assignments
 from megalint import pipeline
 from megalint.shell.budget import MAX_FILE_SIZE, MAX_LAUNCHES, utf8_size
 from tests.hostile.limited import megalint as run_cli
@@ -20,23 +21,13 @@ OTHER = "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 2 --tensor-mod
 LAUNCH = "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 2 --seed {i} --tensor-model-parallel-size {tp}\n"
 
 
-def _assignments(size: int) -> str:
-    lines, total, i = ["#!/bin/bash\n"], 12, 0
-    while total < size:
-        line = f"X{i}={i}\n"
-        lines.append(line)
-        total += len(line)
-        i += 1
-    return "".join(lines) + OTHER
-
-
 def _findings(out: str) -> list[str]:
     """`path:line:col: CODE` of each finding in `concise` output."""
     return sorted(" ".join(line.split()[:2]) for line in out.splitlines() if ": ML" in line)
 
 
 def test_50_mb_of_script_is_one_finding_at_line_1_and_the_run_goes_on(tmp_path: Path) -> None:
-    (tmp_path / "big.sh").write_text(_assignments(50_000_000))
+    (tmp_path / "big.sh").write_text(assignments(50_000_000))
     (tmp_path / "other.sh").write_text(OTHER)
     start = time.monotonic()
     ran = run_cli("--output-format", "concise", "--jobs", "1", "big.sh", "other.sh", cwd=tmp_path, timeout=60)
@@ -50,7 +41,7 @@ def test_50_mb_of_script_is_one_finding_at_line_1_and_the_run_goes_on(tmp_path: 
 def test_the_limit_is_the_configuration_s_max_file_size(tmp_path: Path) -> None:
     (tmp_path / "megalint.toml").write_text("max-file-size = 200\n")
     (tmp_path / "small.sh").write_text("#!/bin/bash\n" + OTHER)
-    large = _assignments(300)
+    large = assignments(300)
     (tmp_path / "large.sh").write_text(large)
     ran = run_cli("--output-format", "concise", ".", cwd=tmp_path)
     assert _findings(ran.out) == ["large.sh:1:1: ML019", "small.sh:2:89: ML101"]
@@ -94,7 +85,7 @@ def test_3000_launches_are_bounded(tmp_path: Path) -> None:
 
 def test_explain_says_the_shell_rules_of_a_file_over_the_limit_could_not_look(tmp_path: Path) -> None:
     (tmp_path / "megalint.toml").write_text("max-file-size = 200\n")
-    (tmp_path / "big.sh").write_text(_assignments(1_000))
+    (tmp_path / "big.sh").write_text(assignments(1_000))
     ran = run_cli("explain", "--json", "--no-memory", "big.sh", cwd=tmp_path)
     assert ran.rc == 0, ran.err
     script = json.loads(ran.out)[0]["script"]
@@ -105,7 +96,7 @@ def test_explain_says_the_shell_rules_of_a_file_over_the_limit_could_not_look(tm
 
 
 def test_model_refuses_a_file_over_the_limit_quickly(tmp_path: Path) -> None:
-    (tmp_path / "big.sh").write_text(_assignments(MAX_FILE_SIZE + 1))
+    (tmp_path / "big.sh").write_text(assignments(MAX_FILE_SIZE + 1))
     ran = run_cli("model", "big.sh", cwd=tmp_path)
     assert ran.rc == 2
     assert "big.sh: the file is too large to model" in ran.err and not ran.out
