@@ -498,7 +498,9 @@ class Env:
         for root in MAPPING_ROOTS:
             self.scope.setdefault(root, {})
 
-        self._list_sizes: dict[tuple[str, int], tuple[int, int]] = {}
+        # Per path read; a path under a name bound while a rule iterates is forgotten when the
+        # name is bound again.
+        self._list_sizes: dict[str, tuple[int, int]] = {}
         self.cel.add_function("lists.range", _bounded_range)
 
     def list_sizes(self, paths: tuple[str, ...]) -> tuple[int, int]:
@@ -508,23 +510,26 @@ class Env:
         condition on `env` expensive."""
         longest = total = 0
         for path in dict.fromkeys(paths):
-            value: Any = self.scope
-            for part in path.split("."):
-                if not isinstance(value, Mapping) or part not in value:
-                    break
-                value = value[part]
-            if value is self.scope:
-                continue
-            key = (path, id(value))
-            sizes = self._list_sizes.get(key)
+            sizes = self._list_sizes.get(path)
             if sizes is None:
-                sizes = self._list_sizes[key] = _sizes(value)
+                value: Any = self.scope
+                for part in path.split("."):
+                    if not isinstance(value, Mapping) or part not in value:
+                        break
+                    value = value[part]
+                sizes = self._list_sizes[path] = (0, 0) if value is self.scope else _sizes(value)
             longest, total = max(longest, sizes[0]), total + sizes[1]
         return longest, total
 
     def bind(self, name: str, value: Any) -> None:
         self.cel.add_variable(name, value)
         self.scope[name] = value
+        self._forget_sizes(name)
 
     def unbind(self, name: str) -> None:
         self.scope.pop(name, None)
+        self._forget_sizes(name)
+
+    def _forget_sizes(self, name: str) -> None:
+        for path in [p for p in self._list_sizes if p.split(".", 1)[0] == name]:
+            del self._list_sizes[path]
