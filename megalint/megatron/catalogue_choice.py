@@ -97,13 +97,10 @@ def _choice(text: str | None) -> tuple[Traversable | None, str, str | None]:
         major, minor, patch = parse_version(text)
     except (VersionError, ValueError):
         return None, res.version, res.note
-    folder = resources.files("megalint.data").joinpath("catalogue-extracted")
     best: tuple[int, Traversable] | None = None
-    for entry in folder.iterdir():
-        m = re.fullmatch(r"(\d+)\.(\d+)\.(\d+)\.json", entry.name)
-        if m and (int(m[1]), int(m[2])) == (major, minor) and int(m[3]) <= patch:
-            if best is None or int(m[3]) > best[0]:
-                best = (int(m[3]), entry)
+    for (ma, mi, pa), entry in _extracted().items():
+        if (ma, mi) == (major, minor) and pa <= patch and (best is None or pa > best[0]):
+            best = (pa, entry)
     if best is None:
         return None, res.version, res.note
     return best[1], f"{major}.{minor}", None
@@ -122,11 +119,21 @@ def release_catalogue(version: str) -> Catalogue:
     return _catalogue(version)
 
 
+@lru_cache(maxsize=1)
+def _extracted() -> dict[tuple[int, int, int], Traversable]:
+    """The catalogues extracted from each release's source, by release number."""
+    folder = resources.files("megalint.data").joinpath("catalogue-extracted")
+    found = {}
+    for entry in folder.iterdir():
+        if m := re.fullmatch(r"(\d+)\.(\d+)\.(\d+)\.json", entry.name):
+            found[int(m[1]), int(m[2]), int(m[3])] = entry
+    return found
+
+
 def releases_known() -> list[str]:
     """Every release megalint has a catalogue of, oldest first: the curated ones and those
     extracted from each release's source ("0.4.0" … "0.19.0")."""
-    folder = resources.files("megalint.data").joinpath("catalogue-extracted")
-    found = {m[1] for e in folder.iterdir() if (m := re.fullmatch(r"(\d+\.\d+\.\d+)\.json", e.name))}
+    found = {"{}.{}.{}".format(*key) for key in _extracted()}
     found |= {"{}.{}.{}".format(*version_key(v)) for v in KNOWN_VERSIONS if v != HEAD}
     return sorted(found, key=version_key)
 
