@@ -50,7 +50,7 @@ def assign(ev: Evaluator, node: Node, st: State, frame: Frame) -> str | None:
     plain = _plain_assignment(ev, node, st, frame)
     if plain is not None:
         return plain
-    if fast_paths.ENABLED:
+    if fast_paths.ENABLED and not ev.many_paths:
         plain = fast_paths.assignment(ev, node, st, frame)
         if plain is not None:
             return plain
@@ -77,10 +77,12 @@ def _plain_assignment(ev: Evaluator, node: Node, st: State, frame: Frame) -> str
     old = ev.get(st, name)
     if old is not None and old.array is not None:
         return None
-    st.vars[name] = Var(
-        scalar=(Segment(raw.decode(), frame.ps.span(value_node)),),
-        exported=bool(old and old.exported),
-        site=frame.ps.span(node),
+    st.vars[name] = ev.shared(
+        Var(
+            scalar=(Segment(raw.decode(), frame.ps.span(value_node)),),
+            exported=bool(old and old.exported),
+            site=frame.ps.span(node),
+        )
     )
     return name
 
@@ -131,7 +133,7 @@ def _assign(ev: Evaluator, node: Node, st: State, frame: Frame) -> str | None:
         if oversized(segs):
             st.vars[name] = Var(unknown=too_long(span), exported=exported, site=span)
             return name
-    st.vars[name] = Var(scalar=tuple(segs), exported=exported, site=span)
+    st.vars[name] = ev.shared(Var(scalar=tuple(segs), exported=exported, site=span))
     return name
 
 

@@ -89,6 +89,9 @@ class Evaluator:
         # Where the run is.
         self.steps = 0
         self.nest = 0  # statements nested (if in function in eval …)
+        # Set while a statement runs on several paths: work that paths holding the same values
+        # would repeat goes through `memo` then, even where one path has a faster way.
+        self.many_paths = False
         self.expansion_depth = 0  # expansions nested (`${A:-${B:-…}}`)
         self.script_path = ""
         self.script_dir = ""
@@ -117,6 +120,10 @@ class Evaluator:
         self.unknown_names: dict[Unknown, str] = {}  # Unknown -> its placeholder name in a command string
         self.parts_of: dict[int, tuple[Segment, list[Segment | None]]] = {}  # id(Segment) -> its fields
         self.arith_parsed: dict[tuple[str, str], ParsedScript] = {}  # (path, `$((…))` text) -> its `$` parts
+        # Equal scalar values as one object: paths that assign alike (`X=8` on every path) then
+        # share the Var, so later expansions reading it are memoised across paths and the paths
+        # compare equal by identity (algebra.py) instead of by value.
+        self.interned: dict[Var, Var] = {}
 
     # ------------------------------------------------------------------ a run
     def run(self, ps: ParsedScript) -> list[State]:
@@ -190,6 +197,7 @@ class Evaluator:
             return done + self.too_deep(node, live, frame)
         handler = STATEMENTS.get(node.type)
         self.nest += 1
+        many, self.many_paths = self.many_paths, self.many_paths or len(live) > 1
         try:
             if handler is None:
                 if node.type == "ERROR":
@@ -203,6 +211,7 @@ class Evaluator:
                 out.extend(handler(self, node, st, frame))
         finally:
             self.nest -= 1
+            self.many_paths = many
         return done + algebra.limit(self, out, node, frame)
 
     def too_deep(self, node: Node, live: list[State], frame: Frame) -> list[State]:
@@ -221,6 +230,12 @@ class Evaluator:
                 old = st.vars.get(name)
                 st.vars[name] = Var(unknown=reason, exported=bool(old and old.exported), site=span)
         return live
+
+    def shared(self, var: Var) -> Var:
+        """The one object standing for a scalar value equal to `var` (arrays are not shared)."""
+        if var.array is not None:
+            return var
+        return self.interned.setdefault(var, var)
 
     # ------------------------------------------------------------------ memoisation
     def get(self, st: State, name: str) -> Var | None:

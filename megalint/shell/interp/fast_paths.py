@@ -230,7 +230,7 @@ def assignment(ev: Evaluator, node: Node, st: State, frame: Frame) -> str | None
     value = valuer(ev, value_node, st, frame)
     if value is None:
         return None
-    st.vars[name] = Var(scalar=value, exported=bool(old and old.exported), site=frame.ps.span(node))
+    st.vars[name] = ev.shared(Var(scalar=value, exported=bool(old and old.exported), site=frame.ps.span(node)))
     return name
 
 

@@ -1,0 +1,44 @@
+"""Paths that assign alike hold one value object (interp/core.py `shared`): expansions reading it
+are then worked out once for all paths, and paths are told apart by identity, not by value."""
+
+from __future__ import annotations
+
+from megalint.shell.interp.core import interpret
+from megalint.shell.interp.state import State
+from megalint.shell.parse import parse_text
+
+FORKED = 'if [ "$MODE" = a ]; then\n  M=1\nelif [ "$MODE" = b ]; then\n  M=2\nelse\n  M=3\nfi\n'
+
+
+def _paths(script: str) -> list[State]:
+    _, states = interpret(parse_text("t.sh", script), skip_unread=False)
+    live = [s for s in states if not s.stopped]
+    assert len(live) == 3, "three undecided branches: three paths"
+    return live
+
+
+def test_a_value_assigned_alike_on_every_path_is_one_object() -> None:
+    paths = _paths(FORKED + 'TP=8\nPP="${TP}"\nCP=${CP:-2}\nN=$((TP * 2))\nARGS="--tp $TP --pp $PP"\n')
+    for name in ("TP", "PP", "CP", "N", "ARGS"):
+        values = {id(p.vars[name]) for p in paths}
+        assert len(values) == 1, f"{name} is one object on every path"
+    assert {p.vars["M"].scalar[0].text for p in paths} == {"1", "2", "3"}
+
+
+def test_values_that_differ_in_anything_tracked_stay_apart() -> None:
+    script = FORKED + 'if [ "$M" = 1 ]; then export X=1; else X=1; fi\nY="$M"\n'
+    paths = _paths(script)
+    exported = {p.vars["X"].exported for p in paths}
+    assert exported == {True, False}
+    assert len({id(p.vars["Y"]) for p in paths}) == 3, "Y reads M, which differs"
+
+
+def test_a_word_read_alike_on_every_path_is_expanded_once() -> None:
+    script = FORKED + 'TP=8\nARGS="--tensor-model-parallel-size $TP --seed ${SEED:-1}"\n'
+    ps = parse_text("t.sh", script)
+    _, states = interpret(ps, skip_unread=False)
+    assert len([s for s in states if not s.stopped]) == 3
+    start = script.index("ARGS=")
+    # The assignment is memoised on what it read: the same TP object on every path, one entry.
+    entries = ps.memo_cache[("a", start, script.index("\n", start))]
+    assert len(entries) == 1
