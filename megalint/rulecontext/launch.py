@@ -31,6 +31,30 @@ def _put(ctx: dict[str, Any], root: str, key: str, value: object, unknown: dict[
         ctx[root][key] = v
 
 
+# The bound part of the last context built: a finding that rests on a default builds the
+# contexts of the same binding for many node counts (pipeline/launches.py `vary`).
+_last_bound: list[tuple[BoundArgs, dict[str, Any], dict[str, bool], dict[str, str]]] = []
+
+
+def _bound_part(bound: BoundArgs) -> tuple[dict[str, Any], dict[str, bool], dict[str, str]]:
+    """`args`, `given` and the unknown arguments of a binding (to be copied, not changed)."""
+    if _last_bound and _last_bound[0][0] is bound:
+        return _last_bound[0][1:]
+    args: dict[str, Any] = {}
+    given: dict[str, bool] = {}
+    unknown: dict[str, str] = {}
+    for dest, arg in bound.args.items():
+        v = plain(arg.value)
+        if isinstance(v, Unknown):
+            unknown[f"args.{dest}"] = v.reason
+        else:
+            args[dest] = v
+        if arg.given:
+            given[dest] = True
+    _last_bound[:] = [(bound, args, given, unknown)]
+    return args, given, unknown
+
+
 def _quantity(q: Quantity, key: str, ctx: dict[str, Any], unknown: dict[str, str]) -> None:
     if q.value is not None:
         ctx["launch"][key] = q.value
@@ -94,10 +118,10 @@ def build_context(
         "shell": [],
         "unknown": unknown,
     }
-    for dest, arg in bound.args.items():
-        _put(ctx, "args", dest, arg.value, unknown)
-        if arg.given:
-            ctx["given"][dest] = True
+    args, given, args_unknown = _bound_part(bound)
+    ctx["args"] = dict(args)
+    ctx["given"] = dict(given)
+    unknown.update(args_unknown)
     for name, d in derived.items():
         _put(ctx, "derived", name, d.value, unknown)
     for name, word in launch.env.items():

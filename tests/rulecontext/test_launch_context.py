@@ -1,0 +1,42 @@
+"""The context of a launch (rulecontext/launch.py): the part that comes from the binding is worked
+out once for contexts of the same binding (a finding resting on a default builds one per node
+count), and each context still gets dicts of its own."""
+
+from megalint.launch.extract import extract_launches
+from megalint.megatron import catalogue
+from megalint.megatron.bind import bind
+from megalint.megatron.derived import derive
+from megalint.rulecontext import launch as launch_context
+from megalint.shell.analyze import analyze_text
+
+SCRIPT = "#!/bin/bash\ntorchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 2 --tensor-model-parallel-size $TP\n"
+
+
+def _context(launch, bound):
+    derived = derive(bound, launch.world_size.value, "0.13.0")
+    return launch_context.build_context(launch, bound, derived, "0.13.0", None, "no GPU", [], None, "not computed")
+
+
+def test_contexts_of_one_binding_agree_with_a_fresh_one_and_share_no_dict():
+    (launch,) = extract_launches(analyze_text("job.sh", SCRIPT))
+    bound = bind(launch.argv, catalogue.load("0.13.0"))
+    first = _context(launch, bound)
+    again = _context(launch, bound)
+    launch_context._last_bound.clear()
+    fresh = _context(launch, bound)
+    assert first == again == fresh
+    assert first["args"]["num_layers"] == 2 and first["given"]["num_layers"] is True
+    assert "args.tensor_model_parallel_size" in first["unknown"]
+    for root in ("args", "given", "unknown"):
+        assert first[root] is not again[root]
+    first["args"]["num_layers"] = 99
+    assert _context(launch, bound)["args"]["num_layers"] == 2
+
+
+def test_another_binding_is_not_served_the_last_one():
+    (launch,) = extract_launches(analyze_text("job.sh", SCRIPT))
+    cat = catalogue.load("0.13.0")
+    one = _context(launch, bind(launch.argv, cat))
+    (other,) = extract_launches(analyze_text("job.sh", SCRIPT.replace("--num-layers 2", "--num-layers 4")))
+    two = _context(other, bind(other.argv, cat))
+    assert (one["args"]["num_layers"], two["args"]["num_layers"]) == (2, 4)
