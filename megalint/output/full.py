@@ -32,16 +32,19 @@ import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-
-from rich.cells import cell_len
-from rich.color import ColorSystem
-from rich.style import Style
+from typing import TYPE_CHECKING
 
 from megalint.diagnostics import Applicability, Diagnostic, Edit, Fix
 from megalint.engine.rule import RuleInfo
 from megalint.fix import line_starts, resolve_edits, splice
 from megalint.output.common import RenderOptions, doc_url, fixable, sort_diagnostics, summary_line
 from megalint.source import SourceFile
+
+if TYPE_CHECKING:
+    from rich.style import Style
+
+# rich is imported where a finding is drawn (display cells, styles): a clean report is one
+# plain line and needs none of it.
 
 TAB = "    "
 ELLIPSIS = "…"
@@ -66,6 +69,8 @@ STYLES = {
 
 @cache
 def _style(name: str) -> Style:
+    from rich.style import Style
+
     return Style.parse(STYLES[name])
 
 
@@ -84,6 +89,8 @@ class Out:
         out = []
         for runs in self.lines:
             if self.color:
+                from rich.color import ColorSystem
+
                 out.append(
                     "".join(_style(st).render(t, color_system=ColorSystem.STANDARD) if st else t for t, st in runs)
                 )
@@ -93,6 +100,12 @@ class Out:
 
 
 # --- display cells ---------------------------------------------------------------------
+
+
+def cell_len(text: str) -> int:
+    from rich.cells import cell_len as cells
+
+    return cells(text)
 
 
 def _show_char(ch: str) -> str:

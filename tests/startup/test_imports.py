@@ -56,6 +56,12 @@ def test_help_imports_no_pipeline(tmp_path):
     assert _loaded(modules, THIRD_PARTY + PIPELINE + ("megalint.engine", "megalint.checking")) == []
 
 
+def test_a_clean_report_imports_no_rich(tmp_path):
+    (tmp_path / "clean.sh").write_text(CLEAN)
+    modules = _modules(tmp_path, "--isolated", "--jobs", "1", "clean.sh")
+    assert _loaded(modules, ("rich",)) == []
+
+
 @pytest.mark.parametrize("fmt", ["full", "json", "concise"])
 def test_a_run_imports_only_what_it_uses(tmp_path, fmt):
     (tmp_path / "clean.sh").write_text(CLEAN)
@@ -63,8 +69,8 @@ def test_a_run_imports_only_what_it_uses(tmp_path, fmt):
     # One process: with a pool the rules run in its workers, whose imports the probe does not see.
     modules = _modules(tmp_path, "--isolated", "--jobs", "1", "--output-format", fmt, "clean.sh", "launch.sh")
     assert _loaded(modules, THIRD_PARTY) == []
-    # rich only for the human formats; CEL's compiled module, never its command line
-    assert bool(_loaded(modules, ("rich",))) == (fmt in ("full", "concise"))
+    # rich only to draw the code frames of the full format; CEL's compiled module, never its command line
+    assert bool(_loaded(modules, ("rich",))) == (fmt == "full")
     assert "cel.cel" in modules
 
 
