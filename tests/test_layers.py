@@ -18,6 +18,8 @@ LAYERS: list[str] = [
     "data",  # packaged data files (the catalogues, the GPU table); no code of its own
     "source",  # a script's text and positions
     "errors",  # the error hierarchy and exit statuses
+    "cachedir",  # where megalint keeps what later runs reuse
+    "classcode",  # the methods dataclasses compile, kept between runs of the command line
     "diagnostics",  # what a finding is
     "shell",  # parse and interpret the script
     "launch",  # the launches and their environment

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable
 from typing import NoReturn
 
+from megalint import classcode
 from megalint.cli.guard import run_guarded
 from megalint.errors import ExitCode, UsageError
 
@@ -88,10 +89,10 @@ SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {
 def main(argv: list[str] | None = None) -> int:
     """Run megalint on `argv` (default: the process's arguments); returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in SUBCOMMANDS:
-        return run_guarded(SUBCOMMANDS[argv[0]], argv[1:])
     if argv and argv[0] in ("--version", "-V"):
         return run_guarded(_version, argv[1:])
+    if argv and argv[0] in SUBCOMMANDS:
+        return run_guarded(SUBCOMMANDS[argv[0]], argv[1:])
     return run_guarded(_check, argv)
 
 
@@ -103,7 +104,12 @@ def run() -> NoReturn:
     here. A process pool or thread must be finished before `main()` returns (exit handlers do not
     run).
     """
-    status = main()
+    argv = sys.argv[1:]
+    classcode.enable()
+    if argv and argv[0] in SUBCOMMANDS:
+        classcode.install()  # the main command installs it once its options are read (check.py)
+    status = main(argv)
+    classcode.save()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
-from megalint import __version__
+from megalint import __version__, classcode
 from megalint.cli.analysis import add_analysis_options, analysis_setups, check_analysis_options
 from megalint.cli.guard import note
 from megalint.cli.version import version_text
@@ -134,6 +134,7 @@ def _jobs(text: str) -> int:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
+    classcode.install()  # once the options are read: `--help` needs no class
     # Imported once the options are read: `--help` and a usage error need none of the pipeline.
     # Importing it makes thousands of long-lived objects and no garbage: collecting meanwhile only
     # costs time, and frozen they are left out of the collections of the run.

@@ -17,18 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from megalint import __version__
+from megalint.cachedir import CACHE_ENV as CACHE_ENV  # the variable that names the folder
+from megalint.cachedir import cache_folder
 
-CACHE_ENV = "MEGALINT_CACHE_DIR"
 # Raised when what an entry holds changes meaning, so that older entries are not read.
 CACHE_FORMAT = 3
 
 
 def cache_dir() -> Path:
-    explicit = os.environ.get(CACHE_ENV)
-    if explicit:
-        return Path(explicit)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "megalint"
+    return Path(cache_folder())
 
 
 def file_digest(path: Path) -> str | None:

@@ -1,0 +1,18 @@
+"""Where megalint keeps what it computed once for later runs: the packaged rules read
+(engine/rule_cache.py), catalogues extracted from Megatron checkouts
+(megatron/extraction_cache.py) and the compiled methods of its classes (classcode.py)."""
+
+from __future__ import annotations
+
+import os
+
+CACHE_ENV = "MEGALINT_CACHE_DIR"
+
+
+def cache_folder() -> str:
+    """`$MEGALINT_CACHE_DIR`, else `$XDG_CACHE_HOME/megalint`, else `~/.cache/megalint`."""
+    explicit = os.environ.get(CACHE_ENV)
+    if explicit:
+        return explicit
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return os.path.join(xdg or os.path.join(os.path.expanduser("~"), ".cache"), "megalint")

@@ -1,0 +1,118 @@
+"""The methods `dataclasses` writes for megalint's classes, compiled once and kept between runs.
+
+`@dataclass` writes `__init__`, `__repr__`, `__eq__`… of each class as Python source and compiles
+it when the class is made: for megalint's hundred or so classes, a third of the start-up of a
+command that checks one small script. Python keeps no compiled form of that source (it is not a
+module with a `.pyc`), so the command line keeps one: the code of each source text, by a hash
+of the text, in a file of megalint's cache folder (cachedir.py) named for the interpreter's bytecode. The
+code is what `dataclasses` would compile from the same text; a file that is missing, unreadable
+or from another interpreter is ignored, and a run that compiled anything new writes the file again.
+
+Only the command line installs this (enabled by cli/__init__.py `run`, installed once a command's
+options are read), for its own process and the worker processes it forks; megalint used as a
+library leaves `dataclasses` alone.
+"""
+
+from __future__ import annotations
+
+import builtins
+import os
+import sys
+from types import CodeType
+from typing import Any
+
+from megalint.cachedir import cache_folder
+
+# hashlib and marshal are imported by `install`: `megalint --version` imports this module and
+# needs neither.
+
+_MAX_ENTRIES = 4096  # far more than megalint's classes need: a file past it starts again
+
+_codes: dict[bytes, CodeType] = {}
+_used: set[bytes] = set()
+_added = False
+_enabled = False
+_installed = False
+_blake2b: Any = None
+
+
+def cache_file() -> str:
+    """Where the compiled methods are kept for this interpreter's bytecode."""
+    from importlib.util import MAGIC_NUMBER
+
+    tag = sys.implementation.cache_tag or "unknown"
+    return os.path.join(cache_folder(), f"dataclass-code-{tag}-{MAGIC_NUMBER.hex()}.marshal")
+
+
+def enable() -> None:
+    """This process is the command line's: `install` takes effect."""
+    global _enabled
+    _enabled = True
+
+
+def install() -> None:
+    """Compile the source `dataclasses` writes through the kept codes, in the command line's
+    process only (no effect with MEGALINT_NO_CACHE set, or where `dataclasses` does not compile
+    through `exec`)."""
+    global _installed
+    if not _enabled or _installed or os.environ.get("MEGALINT_NO_CACHE"):
+        return
+    import dataclasses
+    import hashlib
+
+    global _blake2b
+    _blake2b = hashlib.blake2b
+
+    if getattr(dataclasses, "exec", builtins.exec) is not builtins.exec:
+        return  # somebody else's: leave it be
+    _codes.update(_load(cache_file()))
+    dataclasses.exec = _exec  # type: ignore[attr-defined]
+    _installed = True
+
+
+def save() -> None:
+    """Write the kept codes when this run compiled any; a folder that cannot be written is left alone."""
+    if not _added:
+        return
+    path = cache_file()
+    keep = _codes if len(_codes) <= _MAX_ENTRIES else {k: v for k, v in _codes.items() if k in _used}
+    tmp = f"{path}.{os.getpid()}.tmp"
+    import marshal
+
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(tmp, "wb") as fh:
+            marshal.dump(keep, fh)
+        os.replace(tmp, path)
+    except (OSError, ValueError):
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+def _load(path: str) -> dict[bytes, CodeType]:
+    import marshal
+
+    try:
+        with open(path, "rb") as fh:
+            loaded = marshal.load(fh)
+    except (OSError, EOFError, ValueError, TypeError):
+        return {}
+    if not isinstance(loaded, dict):
+        return {}
+    return {k: v for k, v in loaded.items() if isinstance(k, bytes) and isinstance(v, CodeType)}
+
+
+def _exec(source: Any, globals_: dict[str, Any] | None = None, locals_: Any = None) -> None:
+    global _added
+    if isinstance(source, str):
+        key = _blake2b(source.encode("utf-8", "surrogatepass"), digest_size=20).digest()
+        code = _codes.get(key)
+        if code is None:
+            # As `exec` compiles a string: no `__future__` flags of this module.
+            code = _codes[key] = compile(source, "<string>", "exec", dont_inherit=True)
+            _added = True
+        _used.add(key)
+        source = code
+    builtins.exec(source, globals_, locals_)

@@ -1,0 +1,122 @@
+"""The compiled dataclass methods the command line keeps between runs (megalint/classcode.py):
+the same code as `dataclasses` compiles, read back by the next run, ignored when corrupt, and
+never installed by megalint used as a library. Each case runs in a fresh interpreter."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# The code of some of megalint's methods, and what classcode did in this process.
+_PROBE = """
+import dataclasses, json, sys
+from megalint import classcode
+if {install!r}:
+    classcode.enable()
+    classcode.install()
+from megalint.diagnostics import Diagnostic
+from megalint.shell.values import Segment
+from megalint.source import Span
+codes = {{
+    name: getattr(cls, method).__code__.co_code.hex()
+    for name, cls in (("Diagnostic", Diagnostic), ("Segment", Segment), ("Span", Span))
+    for method in ("__init__", "__eq__", "__repr__")
+}}
+s = Segment("8", None)
+out = {{
+    "codes": codes,
+    "compiled": classcode._added,
+    "kept": len(classcode._codes),
+    "patched": "exec" in vars(dataclasses),
+    "works": [s == Segment("8", None), repr(s)],
+}}
+classcode.save()
+print(json.dumps(out))
+"""
+
+
+def _probe(cache: Path, *, install: bool = True, **env_extra: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MEGALINT_NO_CACHE")}
+    env.update(MEGALINT_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT), **env_extra)
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE.format(install=install)], capture_output=True, text=True, env=env, check=True
+    )
+    return json.loads(done.stdout)
+
+
+def _kept(cache: Path) -> list[Path]:
+    return sorted(cache.glob("dataclass-code-*.marshal"))
+
+
+def test_kept_code_is_what_dataclasses_compiles_and_the_next_run_reads_it(tmp_path):
+    cache = tmp_path / "cache"
+    plain = _probe(cache, install=False)
+    assert not plain["patched"] and _kept(cache) == []
+    first = _probe(cache)
+    assert first["patched"] and first["compiled"] and len(_kept(cache)) == 1
+    second = _probe(cache)
+    assert not second["compiled"], "the second run compiles nothing: every method comes from the file"
+    assert second["kept"] == first["kept"]
+    assert plain["codes"] == first["codes"] == second["codes"]
+    assert plain["works"] == first["works"] == second["works"] == [True, plain["works"][1]]
+
+
+def test_a_corrupt_file_is_ignored_and_written_again(tmp_path):
+    cache = tmp_path / "cache"
+    _probe(cache)
+    (kept,) = _kept(cache)
+    good = kept.read_bytes()
+    for bad in (b"", b"\x00garbage", good[: len(good) // 2]):
+        kept.write_bytes(bad)
+        again = _probe(cache)
+        assert again["compiled"] and again["works"][0]
+        assert kept.read_bytes() == good
+
+
+def test_no_cache_variable_leaves_dataclasses_alone(tmp_path):
+    cache = tmp_path / "cache"
+    got = _probe(cache, MEGALINT_NO_CACHE="1")
+    assert not got["patched"] and _kept(cache) == []
+
+
+def test_an_unwritable_folder_costs_nothing_but_the_compiling(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    got = _probe(blocker / "cache")
+    assert got["patched"] and got["compiled"] and got["works"][0]
+
+
+def test_the_library_does_not_install_it(tmp_path):
+    (tmp_path / "clean.sh").write_text("#!/bin/bash\necho hello\n")
+    probe = (
+        "import dataclasses, sys\n"
+        "from megalint.cli import main\n"
+        "main(['--isolated', '--no-cache', 'clean.sh'])\n"
+        "print('exec' in vars(dataclasses))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(MEGALINT_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert done.stdout.strip().splitlines()[-1] == "False"
+    assert _kept(tmp_path / "cache") == []
+
+
+def test_the_command_keeps_it(tmp_path):
+    (tmp_path / "clean.sh").write_text("#!/bin/bash\necho hello\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MEGALINT_NO_CACHE")}
+    env.update(MEGALINT_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(ROOT))
+    for _ in range(2):
+        done = subprocess.run(
+            [sys.executable, "-m", "megalint", "--isolated", "--no-cache", "clean.sh"],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+        )
+        assert (done.returncode, done.stdout) == (0, "All checks passed.\n")
+        assert len(_kept(tmp_path / "cache")) == 1
