@@ -92,6 +92,11 @@ class Evaluator:
         # Set while a statement runs on several paths: work that paths holding the same values
         # would repeat goes through `memo` then, even where one path has a faster way.
         self.many_paths = False
+        # Paths an assignment made alike are collapsed before the next statement that is not
+        # an assignment, not after each assignment: a run of assignments (most of a launch
+        # script) compares the paths once. Nothing between records a command, so nothing can
+        # tell the two apart.
+        self.collapse_pending = False
         self.expansion_depth = 0  # expansions nested (`${A:-${B:-…}}`)
         self.script_path = ""
         self.script_dir = ""
@@ -142,7 +147,11 @@ class Evaluator:
             self.skip = skippable(ps, self.also_read)
             if self.skip.statements:
                 nodes = [n for n in nodes if (n.start_byte, n.end_byte) not in self.skip.statements]
-        return self.block(nodes, [st], Frame(ps))
+        states = self.block(nodes, [st], Frame(ps))
+        if self.collapse_pending:
+            self.collapse_pending = False
+            states = [s for s in states if s.stopped] + algebra.collapse([s for s in states if not s.stopped])
+        return states
 
     def check_reads(self, text: str) -> None:
         """Text met while running (a sourced file, an `eval` string) that reads a variable a
@@ -196,6 +205,11 @@ class Evaluator:
         if self.nest >= MAX_NEST:
             return done + self.too_deep(node, live, frame)
         handler = STATEMENTS.get(node.type)
+        assignment = node.type == "variable_assignment"
+        if self.collapse_pending and not assignment:
+            self.collapse_pending = False
+            live = algebra.collapse(live)
+        recorded = [len(s.commands) for s in live] if assignment else None
         self.nest += 1
         many, self.many_paths = self.many_paths, self.many_paths or len(live) > 1
         try:
@@ -212,6 +226,9 @@ class Evaluator:
         finally:
             self.nest -= 1
             self.many_paths = many
+        if recorded is not None and _unchanged_paths(live, out, recorded):
+            self.collapse_pending = True
+            return done + out
         return done + algebra.limit(self, out, node, frame)
 
     def too_deep(self, node: Node, live: list[State], frame: Frame) -> list[State]:
@@ -311,6 +328,16 @@ class Evaluator:
         """A `source` not followed: as data, and as the note that tells the user."""
         self.notes.append(note)
         self.unread_sources.append(UnreadSource(span, path, reason, note))
+
+
+def _unchanged_paths(before: list[State], after: list[State], recorded: list[int]) -> bool:
+    """Whether a statement left the same paths, none stopped and none with a command recorded."""
+    if len(after) != len(before):
+        return False
+    for b, a, n in zip(before, after, recorded, strict=True):
+        if a is not b or a.stopped or len(a.commands) != n:
+            return False
+    return True
 
 
 def interpret(
