@@ -19,6 +19,7 @@ import tree_sitter
 import tree_sitter_bash
 
 from megalint.errors import InputError
+from megalint.shell.node_query import NodeQuery, Pattern
 from megalint.source import SourceFile, Span
 
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 # (variable name -> value), the count of sourced names then, and what it gave.
 MemoEntry = tuple[tuple[tuple[str, object], ...], int, object]
 
-_LANGUAGE = tree_sitter.Language(tree_sitter_bash.language())
+LANGUAGE = tree_sitter.Language(tree_sitter_bash.language())
 
 # `<Specify path>` right after `=`, `/`, `:` or a blank, starting with a letter, on one line.
 # `<<EOF`, `< file`, `<(cmd)` and `<&3` do not match.
@@ -77,10 +78,10 @@ class ParsedScript:
         return self.parse_text[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
     def syntax(self, name: str) -> list[tree_sitter.Node]:
-        """The nodes of one kind in the whole file (see SYNTAX_QUERY), in file order. One query
+        """The nodes of one kind in the whole file (see SYNTAX), in file order. One query
         finds every kind at once: each walk of the tree costs about as much as the next."""
         if self._syntax is None:
-            self._syntax = find_nodes(self.root, SYNTAX_QUERY)
+            self._syntax = SYNTAX.captures(self.root)
         return self._syntax.get(name, [])
 
     def top_level(self) -> list[tree_sitter.Node]:
@@ -110,38 +111,30 @@ class ParsedScript:
         return self._assigned_nodes
 
 
-_QUERIES: dict[str, tree_sitter.Query] = {}
-
 # What the passes over the whole file look for (relevance.py, hazards.py, analyze.py, the
 # evaluator's first-assignment table).
-SYNTAX_QUERY = """
-(comment) @comment
-(case_statement) @case
-(command name: (command_name) @command_name)
-(declaration_command) @unsafe
-(unset_command) @unsafe
-(function_definition name: (word) @function) @unsafe
-(c_style_for_statement) @unsafe
-(ERROR) @unsafe
-(compound_statement) @compound
-(arithmetic_expansion) @arith
-(variable_assignment name: (_) @assigned)
-(for_statement variable: (_) @for_variable)
-"""
-
-
-def find_nodes(node: tree_sitter.Node, query: str) -> dict[str, list[tree_sitter.Node]]:
-    """Nodes under `node` by capture name, found by a tree-sitter query: walking a tree in
-    Python costs a node object per child, a query walks it in C."""
-    q = _QUERIES.get(query)
-    if q is None:
-        q = _QUERIES[query] = tree_sitter.Query(_LANGUAGE, query)
-    return tree_sitter.QueryCursor(q).captures(node)
+SYNTAX = NodeQuery(
+    LANGUAGE,
+    [
+        Pattern("comment", "comment"),
+        Pattern("case_statement", "case"),
+        Pattern("command", field="name", child="command_name", child_capture="command_name"),
+        Pattern("declaration_command", "unsafe"),
+        Pattern("unset_command", "unsafe"),
+        Pattern("function_definition", "unsafe", field="name", child="word", child_capture="function"),
+        Pattern("c_style_for_statement", "unsafe"),
+        Pattern("ERROR", "unsafe"),
+        Pattern("compound_statement", "compound"),
+        Pattern("arithmetic_expansion", "arith"),
+        Pattern("variable_assignment", field="name", child_capture="assigned"),
+        Pattern("for_statement", field="variable", child_capture="for_variable"),
+    ],
+)
 
 
 # The one tree-sitter-bash parser of the process: parse_text below, and the readers of a script
 # as written (suppression comments, whether a fixed script still parses) through parse_bash.
-_PARSER = tree_sitter.Parser(_LANGUAGE)
+_PARSER = tree_sitter.Parser(LANGUAGE)
 
 
 def parse_bash(data: bytes) -> tree_sitter.Tree:

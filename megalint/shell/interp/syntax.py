@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 
 from megalint.shell.interp.state import Node
-from megalint.shell.parse import ParsedScript, find_nodes
+from megalint.shell.node_query import NodeQuery, Pattern
+from megalint.shell.parse import LANGUAGE, ParsedScript
 
 NOT_PLAIN = re.compile(rb"[^A-Za-z0-9_.,:/+@%=-]")  # a word outside this set may need expanding
 
@@ -66,20 +67,30 @@ def in_double_bracket(node: Node) -> bool:
     return False
 
 
-_ASSIGNED_QUERY = """
-(variable_assignment name: (_) @assign)
-(for_statement variable: (_) @for)
-(compound_statement) @arith
-(c_style_for_statement) @arith
-(arithmetic_expansion) @arith
-(command name: (command_name) @name (#any-of? @name "read" "let" "readarray" "mapfile" "getopts")) @reader
-"""
+_ASSIGNED = NodeQuery(
+    LANGUAGE,
+    [
+        Pattern("variable_assignment", field="name", child_capture="assign"),
+        Pattern("for_statement", field="variable", child_capture="for"),
+        Pattern("compound_statement", "arith"),
+        Pattern("c_style_for_statement", "arith"),
+        Pattern("arithmetic_expansion", "arith"),
+        Pattern(
+            "command",
+            "reader",
+            field="name",
+            child="command_name",
+            child_capture="name",
+            any_of=("read", "let", "readarray", "mapfile", "getopts"),
+        ),
+    ],
+)
 
 
 def assigned_names(node: Node, ps: ParsedScript, acc: set[str]) -> None:
     """Add to `acc` every variable a statement may assign: assignments, loop variables,
     arithmetic assignments, and what `read`/`let`/`mapfile`/`getopts` set."""
-    found = find_nodes(node, _ASSIGNED_QUERY)
+    found = _ASSIGNED.captures(node)
     for nm in found.get("assign", ()):
         if nm.type == "subscript":
             nm = nm.child_by_field_name("name") or nm
