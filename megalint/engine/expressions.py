@@ -426,13 +426,14 @@ class Needs:
     def add(self, expr: Expr, bound: Iterable[str] = ()) -> None:
         skip = set(bound) | expr.scan.bound
         for ref in expr.scan.refs:
-            if ref.root in skip or ref.root not in ROOTS:
+            parts = ref.path.split(".", 2)
+            root = parts[0]
+            if root in skip or root not in ROOTS:
                 continue
-            parts = ref.path.split(".")
-            if len(parts) == 1 or ref.root not in MAPPING_ROOTS:
-                self.whole.add(ref.root)
+            if len(parts) == 1 or root not in MAPPING_ROOTS:
+                self.whole.add(root)
             else:
-                self.keys.setdefault(ref.root, set()).add(parts[1])
+                self.keys.setdefault(root, set()).add(parts[1])
 
     def add_path(self, path: str) -> None:
         parts = path.split(".")
