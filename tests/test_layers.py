@@ -19,6 +19,7 @@ LAYERS: list[str] = [
     "source",  # a script's text and positions
     "errors",  # the error hierarchy and exit statuses
     "cachedir",  # where megalint keeps what later runs reuse
+    "cache_entry",  # how it keeps an entry there, and the stamp of an installed megalint
     "classcode",  # the methods dataclasses compile, kept between runs of the command line
     "diagnostics",  # what a finding is
     "shell",  # parse and interpret the script

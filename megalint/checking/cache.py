@@ -2,8 +2,9 @@
 the run, so that a second run over unchanged files reads its findings instead of working them out.
 
 An entry is keyed by everything the findings depend on that the run can name before checking:
-megalint's version, the rules (the bytes of every rule file), the configuration and the command
-line's analysis options, the name the file is reported under and its text. What the script
+megalint's version, the rules (the key the packaged rules were loaded by, the bytes of every rule
+file of the user's), the configuration and the command line's analysis options, the name the file
+is reported under and its text. What the script
 sources is known only after checking it: the entry records each file read besides the script
 with a hash of its text, and is used only while every one of them still reads the same.
 
@@ -23,11 +24,11 @@ import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
-from importlib.abc import Traversable
 from pathlib import Path
 from typing import Any
 
 from megalint import __version__
+from megalint.cache_entry import wheel_stamp
 from megalint.checking.one_file import Outcome
 from megalint.errors import InputError
 from megalint.shell.parse import decode
@@ -49,31 +50,16 @@ def digest(*parts: str | bytes) -> str:
     return h.hexdigest()
 
 
-def rules_digest(folders: Iterable[Traversable | str]) -> str:
-    """A hash of every rule file under `folders`, in a stable order."""
+def rules_digest(folders: Iterable[str]) -> str:
+    """A hash of every rule file under the user's `folders`, in a stable order, read as the
+    loader reads them (links followed once, sizes capped)."""
     from megalint.engine.loader import user_rule_files
 
     parts: list[str | bytes] = []
     for folder in folders:
-        # A user's folder is read as the loader reads it (links followed once, sizes capped).
-        files = user_rule_files(folder, []) if isinstance(folder, str) else _files(folder, "")
-        for name, data in sorted(files):
+        for name, data in sorted(user_rule_files(folder, [])):
             parts += [name, data]
     return digest(*parts)
-
-
-def _files(folder: Traversable, prefix: str) -> Iterable[tuple[str, bytes]]:
-    if folder.is_file():
-        yield prefix or folder.name, folder.read_bytes()
-        return
-    if not folder.is_dir():
-        return
-    for child in folder.iterdir():
-        name = f"{prefix}/{child.name}"
-        if child.is_dir():
-            yield from _files(child, name)
-        elif child.name.endswith((".yaml", ".yml")):
-            yield name, child.read_bytes()
 
 
 @dataclass
@@ -150,17 +136,12 @@ class ResultCache:
 def build_stamp() -> str:
     """The size and time of every file of this megalint: a checkout changed between runs, with the
     same version number, is another megalint whose results are not these."""
-    root = Path(__file__).resolve().parent.parent
-    if root.parent.name == "site-packages":
+    stamp = wheel_stamp()
+    if stamp is not None:
         # An installed wheel changes only by being installed again, which writes its RECORD anew:
         # one stat instead of one per file (a tenth of a short run).
-        for entry in os.scandir(root.parent):
-            if entry.name.startswith("megalint-") and entry.name.endswith(".dist-info"):
-                try:
-                    st = os.stat(os.path.join(entry.path, "RECORD"))
-                except OSError:
-                    break
-                return digest(entry.name, str(st.st_mtime_ns), str(st.st_size))
+        return digest(*stamp)
+    root = Path(__file__).resolve().parent.parent
     parts: list[str] = []
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")

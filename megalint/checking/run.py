@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from importlib.abc import Traversable
 from typing import TextIO
 
 from megalint.checking.cache import ResultCache, digest, rules_digest
@@ -17,7 +16,8 @@ from megalint.checking.setup import Setup, Setups
 from megalint.config import Config
 from megalint.diagnostics import Diagnostic, Severity
 from megalint.discovery import STDIN, Job, discover, shown_name
-from megalint.engine import RuleFileError, RuleInfo, packaged_rules_dir
+from megalint.engine import RuleFileError, RuleInfo
+from megalint.engine.loader import packaged_rules_key
 from megalint.errors import InputError, UsageError
 from megalint.shell.parse import decode
 from megalint.source import SourceFile
@@ -213,11 +213,12 @@ def setup_key(setups: Setups, setup: Setup) -> str:
     text, the command line's analysis options, and what they make of each other."""
     opts = setups.options
     cfg = setup.config
-    folders: list[Traversable | str] = [packaged_rules_dir(), *cfg.rule_dirs, *opts.rule_dirs]
+    # The packaged rules as the rule loading named them (read at most once a run); the user's folders read.
+    rules = digest(packaged_rules_key(), rules_digest([*cfg.rule_dirs, *opts.rule_dirs]))
     s = setup.settings
     settings = (s.megatron_version, s.gpu, sorted(s.assume.items()), s.root_dir, s.follow_source_outside_root)
     rest = (s.with_memory, s.source_roots, sorted(setup.codes_on), setup.threshold, s.max_file_size)
-    return digest(rules_digest(folders), str(cfg.path), cfg.root, cfg.text, repr(opts), repr(settings), repr(rest))
+    return digest(rules, str(cfg.path), cfg.root, cfg.text, repr(opts), repr(settings), repr(rest))
 
 
 def _names(job: Job, stdin_filename: str | None) -> tuple[str, str]:

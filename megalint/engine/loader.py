@@ -16,6 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from megalint.cache_entry import wheel_stamp
 from megalint.engine import rule_cache
 from megalint.engine.rule import Rule, RuleSet
 from megalint.errors import RuleError, RuleFileError
@@ -153,11 +154,33 @@ def _is_parsed_files(value: object) -> bool:
     return isinstance(value, tuple) and all(isinstance(f, _ParsedFile) for f in value)
 
 
+def packaged_rules_key() -> str:
+    """What names the packaged rules as they are now, and their entry in the rule cache: in an
+    installed wheel its stamp, which changes whenever any of its files does (no rule file is
+    read); in a source checkout, where they change under the user's hands, their contents."""
+    return _rules_key(str(packaged_rules_dir()))
+
+
+# Both kept per folder (`where`, the packaged rules' folder), once a process: the rule loading and
+# the result cache ask for the same.
+@lru_cache(maxsize=2)
+def _rules_key(where: str) -> str:
+    stamp = wheel_stamp()
+    if stamp is not None:
+        return rule_cache.installed_key(stamp)
+    return rule_cache.cache_key(_packaged_sources(where))
+
+
+@lru_cache(maxsize=2)
+def _packaged_sources(where: str) -> list[tuple[str, bytes]]:
+    return packaged_rule_sources()
+
+
 @lru_cache(maxsize=1)
 def _packaged_files() -> tuple[_ParsedFile, ...]:
     """The packaged rule files, from the rule cache, else read and compiled (once per process)."""
-    sources = packaged_rule_sources()
-    return rule_cache.cached(sources, lambda: parse_packaged(sources), _is_parsed_files)
+    where = str(packaged_rules_dir())
+    return rule_cache.cached(_rules_key(where), lambda: parse_packaged(_packaged_sources(where)), _is_parsed_files)
 
 
 @lru_cache(maxsize=1)

@@ -28,12 +28,14 @@ def cache(tmp_path, monkeypatch) -> Path:
 
 def _forget() -> None:
     """Forget the packaged rules this process has read: the next use reads them from the cache."""
+    loader._packaged_sources.cache_clear()
+    loader._rules_key.cache_clear()
     loader._packaged_files.cache_clear()
     loader.packaged_rules.cache_clear()
 
 
 def _entry() -> Path:
-    return rule_cache.entry_path(rule_cache.cache_key(loader.packaged_rule_sources()))
+    return rule_cache.entry_path(loader.packaged_rules_key())
 
 
 def _rules_json() -> list[dict]:
