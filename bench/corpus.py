@@ -89,10 +89,18 @@ def corpus_files(root: str, repos_file: str) -> list[tuple[str, str]]:
 
 def in_process(files: Sequence[tuple[str, str]], profile: str | None) -> list[float]:
     """Seconds per file of `megalint --isolated`'s pipeline, read to findings, in this process."""
+    import gc
+
     from megalint.checking.one_file import finalise
     from megalint.checking.setup import AnalysisOptions, Configs, Setups
+    from megalint.cli.check import GC_THRESHOLD
     from megalint.pipeline import lint_text
     from megalint.shell.parse import decode
+
+    # The collector as the command sets it (cli/check.py): what was imported is frozen, and the
+    # youngest objects are collected every GC_THRESHOLD allocations.
+    gc.freeze()
+    gc.set_threshold(GC_THRESHOLD, 10, 10)
 
     configs = Configs(None, isolated=True)
     assert configs.fixed is not None
