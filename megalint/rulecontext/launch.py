@@ -40,19 +40,15 @@ def _bound_part(bound: BoundArgs) -> tuple[dict[str, Any], dict[str, bool], dict
     """`args`, `given` and the unknown arguments of a binding (to be copied, not changed)."""
     if _last_bound and _last_bound[0][0] is bound:
         return _last_bound[0][1:]
-    args: dict[str, Any] = {}
+    part: dict[str, Any] = {"args": {}}
     given: dict[str, bool] = {}
     unknown: dict[str, str] = {}
     for dest, arg in bound.args.items():
-        v = plain(arg.value)
-        if isinstance(v, Unknown):
-            unknown[f"args.{dest}"] = v.reason
-        else:
-            args[dest] = v
+        _put(part, "args", dest, arg.value, unknown)
         if arg.given:
             given[dest] = True
-    _last_bound[:] = [(bound, args, given, unknown)]
-    return args, given, unknown
+    _last_bound[:] = [(bound, part["args"], given, unknown)]
+    return part["args"], given, unknown
 
 
 def _quantity(q: Quantity, key: str, ctx: dict[str, Any], unknown: dict[str, str]) -> None:

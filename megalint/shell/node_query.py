@@ -79,9 +79,11 @@ class NodeQuery:
         by_type = self._by_type
         cursor = node.walk()
         while True:
-            patterns = by_type.get(cursor.node.type)  # type: ignore[union-attr]
-            if patterns is not None:
-                self._match(cursor.node, patterns, out)  # type: ignore[arg-type]
+            here = cursor.node
+            assert here is not None  # a cursor always stands on a node
+            patterns = by_type.get(here.type)
+            if patterns is not None and here.is_named:
+                self._match(here, patterns, out)
             if cursor.goto_first_child():
                 continue
             while not cursor.goto_next_sibling():
@@ -91,8 +93,6 @@ class NodeQuery:
     @staticmethod
     def _match(node: tree_sitter.Node, patterns: list[Pattern], out: dict[str, list[tree_sitter.Node]]) -> None:
         for p in patterns:
-            if not node.is_named:
-                continue
             child = None
             if p.field is not None:
                 child = node.child_by_field_name(p.field)

@@ -5,12 +5,11 @@ never installed by megalint used as a library. Each case runs in a fresh interpr
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.startup.child import child_env
 
 # The code of some of megalint's methods, and what classcode did in this process.
 _PROBE = """
@@ -41,8 +40,7 @@ print(json.dumps(out))
 
 
 def _probe(cache: Path, *, install: bool = True, **env_extra: str) -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MEGALINT_NO_CACHE")}
-    env.update(MEGALINT_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT), **env_extra)
+    env = child_env(cache, caching=True, **env_extra)
     done = subprocess.run(
         [sys.executable, "-c", _PROBE.format(install=install)], capture_output=True, text=True, env=env, check=True
     )
@@ -99,8 +97,7 @@ def test_the_library_does_not_install_it(tmp_path):
         "main(['--isolated', '--no-cache', 'clean.sh'])\n"
         "print('exec' in vars(dataclasses))\n"
     )
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env.update(MEGALINT_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(ROOT))
+    env = child_env(tmp_path / "cache")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert done.stdout.strip().splitlines()[-1] == "False"
     assert _kept(tmp_path / "cache") == []
@@ -108,8 +105,7 @@ def test_the_library_does_not_install_it(tmp_path):
 
 def test_the_command_keeps_it(tmp_path):
     (tmp_path / "clean.sh").write_text("#!/bin/bash\necho hello\n")
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MEGALINT_NO_CACHE")}
-    env.update(MEGALINT_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(ROOT))
+    env = child_env(tmp_path / "cache", caching=True)
     for _ in range(2):
         done = subprocess.run(
             [sys.executable, "-m", "megalint", "--isolated", "--no-cache", "clean.sh"],

@@ -4,14 +4,11 @@ frozen, and the youngest objects are collected every GC_THRESHOLD allocations, n
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
-from pathlib import Path
 
 from megalint.cli.check import GC_THRESHOLD
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.startup.child import child_env
 
 
 def test_a_run_collects_less_often_and_leaves_its_imports_frozen(tmp_path):
@@ -23,8 +20,7 @@ def test_a_run_collects_less_often_and_leaves_its_imports_frozen(tmp_path):
         "rc = main(['--isolated', '--no-cache', 'clean.sh'])\n"
         "sys.stderr.write(json.dumps([rc, before, gc.get_threshold(), gc.get_freeze_count()]))\n"
     )
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env.update(MEGALINT_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(ROOT))
+    env = child_env(tmp_path / "cache")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, cwd=tmp_path)
     rc, before, after, frozen = json.loads(done.stderr.strip().splitlines()[-1])
     assert rc == 0 and before[0] == 700

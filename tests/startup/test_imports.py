@@ -4,14 +4,14 @@ names the modules it finds in `sys.modules` that it should not have imported."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.startup.child import ROOT, child_env
+
 CLEAN = "#!/bin/bash\nset -euo pipefail\necho hello\n"
 LAUNCH = "#!/bin/bash\ntorchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 2 --tensor-model-parallel-size 3\n"
 
@@ -31,8 +31,7 @@ print(json.dumps({{"rc": rc, "modules": sorted(sys.modules)}}))
 
 
 def _modules(tmp_path: Path, *argv: str) -> set[str]:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env.update(MEGALINT_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(ROOT))
+    env = child_env(tmp_path / "cache")
     probe = _PROBE.format(out=str(tmp_path / "out.txt"))
     run = lambda: subprocess.run(  # noqa: E731
         [sys.executable, "-c", probe, *argv], capture_output=True, text=True, env=env, cwd=tmp_path, check=True
