@@ -95,7 +95,7 @@ def in_process(files: Sequence[tuple[str, str]], profile: str | None) -> list[fl
     from megalint.checking.setup import AnalysisOptions, Configs, Setups
     from megalint.cli.check import GC_THRESHOLD
     from megalint.pipeline import lint_text
-    from megalint.shell.parse import decode
+    from megalint.source import decode
 
     # The collector as the command sets it (cli/check.py): what was imported is frozen, and the
     # youngest objects are collected every GC_THRESHOLD allocations.

@@ -21,7 +21,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from megalint.diagnostics import Applicability, Diagnostic, Edit
-from megalint.shell.parse import parse_bash
 
 MAX_PASSES = 100
 
@@ -132,6 +131,8 @@ def bash_parses(text: str) -> bool:
     A file whose last line ends with a continuation `\\` is one bash accepts (`bash -n` too) and
     tree-sitter does not: it is parsed with the empty line bash reads after it, as the linter does.
     """
+    from megalint.shell.parse import parse_bash  # not for a report read from the cache
+
     stripped = text.rstrip("\r\n")
     if (len(stripped) - len(stripped.rstrip("\\"))) % 2 == 1:
         text += "\n\n"

@@ -16,10 +16,13 @@ import difflib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from megalint.diagnostics import Severity
-from megalint.engine.rule import RuleInfo
 from megalint.errors import UsageError
+
+if TYPE_CHECKING:
+    from megalint.engine.rule import RuleInfo
 
 ALL = "ALL"
 EXACT = 100

@@ -9,6 +9,8 @@ from __future__ import annotations
 import bisect
 from itertools import accumulate
 
+from megalint.errors import InputError
+
 # 1-based start line, start column, end line, end column
 _Position = tuple[int, int, int, int]
 
@@ -213,3 +215,19 @@ class SourceFile:
         start = self.line_starts[line - 1]
         end = self.line_starts[line] - 1 if line < len(self.line_starts) else len(self.text)
         return self.text[start:end]
+
+
+def decode(path: str, data: bytes) -> str:
+    """A script's bytes as text (a leading BOM dropped); a binary or non-UTF-8 file is an InputError."""
+    if b"\0" in data[:8192]:
+        raise InputError(f"{path}: binary file (contains NUL bytes), not a shell script")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise InputError(
+            f"{path}:{line}: not valid UTF-8 (byte 0x{data[exc.start]:02x}); save the script as UTF-8"
+        ) from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text

@@ -35,7 +35,6 @@ from megalint.diagnostics import Applicability, Diagnostic, Edit, Fix
 from megalint.engine.evaluate import emit
 from megalint.engine.loader import packaged_rules
 from megalint.engine.rule import Rule
-from megalint.shell.parse import parse_bash
 from megalint.source import SourceFile, Span
 
 UNUSED = "ML001"
@@ -118,6 +117,8 @@ CommandRanges = Sequence[tuple[int, int]] | Callable[[int], "tuple[int, int] | N
 
 def scan(text: str, path: str = "<script>") -> tuple[list[Span], list[tuple[int, int]]]:
     """Comment spans and statement line ranges of a script, from tree-sitter-bash."""
+    from megalint.shell.parse import parse_bash  # not to describe the suppression rules to a report
+
     sf = SourceFile(path, text)
     tree = parse_bash(sf.data)
     comments: list[Span] = []

@@ -16,8 +16,8 @@ PACKAGE = Path(megalint.__file__).parent
 # Lowest first. One entry per top-level module or package of megalint/.
 LAYERS: list[str] = [
     "data",  # packaged data files (the catalogues, the GPU table); no code of its own
-    "source",  # a script's text and positions
     "errors",  # the error hierarchy and exit statuses
+    "source",  # a script's text and positions
     "cachedir",  # where megalint keeps what later runs reuse
     "cache_entry",  # how it keeps an entry there, and the stamp of an installed megalint
     "classcode",  # the methods dataclasses compile, kept between runs of the command line
@@ -41,7 +41,7 @@ LAYERS: list[str] = [
     "cli",  # the command line
     "__main__",
 ]
-# Importable from anywhere: the package root only holds the version.
+# Importable from anywhere: the package root only holds the version and the project's address.
 ROOT = "megalint"
 
 
@@ -88,7 +88,7 @@ def test_each_unit_imports_only_units_below_it():
     for path in _sources():
         here = _unit(path)
         for line, there in _imports(path):
-            if there == "__version__" or there == here:
+            if there in ("__version__", "REPOSITORY_URL") or there == here:
                 continue
             if height[there] > height[here]:
                 upward.append(

@@ -17,7 +17,7 @@ from megalint.checking.setup import AnalysisOptions, Configs, Setup, Setups
 from megalint.errors import InputError, internal_error_line
 from megalint.megatron.catalogue import SHIPPED_FOLDERS, Catalogue
 from megalint.pipeline import lint_text
-from megalint.shell.parse import decode
+from megalint.source import decode
 
 Job = tuple[str, str]  # (file, the checkout it belongs to)
 

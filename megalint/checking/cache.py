@@ -21,7 +21,7 @@ import io
 import os
 import pickle
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -29,13 +29,13 @@ from typing import Any
 
 from megalint import __version__
 from megalint.cache_entry import wheel_stamp
-from megalint.checking.one_file import Outcome
+from megalint.checking.outcome import Outcome
 from megalint.errors import InputError
-from megalint.shell.parse import decode
+from megalint.source import decode
 
 FOLDER = ".megalint_cache"
 CODE = "code:"  # marks, in an entry's files read, a Python file rather than a sourced script
-MAGIC = b"megalint-result-2\n"
+MAGIC = b"megalint-result-3\n"
 _DIGEST = hashlib.sha256().digest_size
 # Types an entry may hold besides megalint's own (a builtin container or an enum's base).
 _SAFE_BUILTINS = frozenset({"set", "frozenset", "tuple", "list", "dict", "str", "int", "float", "bool"})
@@ -50,9 +50,11 @@ def digest(*parts: str | bytes) -> str:
     return h.hexdigest()
 
 
-def rules_digest(folders: Iterable[str]) -> str:
+def rules_digest(folders: Sequence[str]) -> str:
     """A hash of every rule file under the user's `folders`, in a stable order, read as the
     loader reads them (links followed once, sizes capped)."""
+    if not folders:
+        return digest()  # no user rules: the rule loader is not imported for nothing
     from megalint.engine.loader import user_rule_files
 
     parts: list[str | bytes] = []

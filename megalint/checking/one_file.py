@@ -4,49 +4,18 @@ severity overrides, and the fixes applied to its text or shown as a diff."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
+from megalint.checking.outcome import FixMode, Outcome
 from megalint.checking.setup import Setup
 from megalint.diagnostics import Applicability, Diagnostic
 from megalint.fix import applied_by_fix, apply_fixes, bash_parses, is_applicable, unified_diff
 from megalint.pipeline import FileResult, lint_text
 from megalint.selection import matches, severity_for
-from megalint.source import SourceFile, Span
+from megalint.source import Span
 from megalint.suppress import Directive, apply_suppressions, parse_directives
 
 _MENTIONS_MEGALINT = re.compile("megalint", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class FixMode:
-    """What becomes of the fixes: nothing, applied (--fix), or shown as a diff (--diff)."""
-
-    fix: bool = False
-    diff: bool = False
-    unsafe: bool = False  # unsafe fixes too
-
-    @property
-    def active(self) -> bool:
-        return self.fix or self.diff
-
-
-@dataclass
-class Outcome:
-    """What checking one script found, and what its fixes made of it."""
-
-    diagnostics: list[Diagnostic]
-    sources: dict[str, SourceFile]
-    fixed: int = 0
-    diff: str = ""
-    fixed_text: str | None = None  # the text to write back (with --fix, even when unchanged)
-    changed: bool = False
-    notes: list[str] = field(default_factory=list)  # why some fixes were not applied
-    # A rule whose condition failed on this script (a division by zero, a CEL budget run out):
-    # not applied, so the run cannot say the script passed it (exit status 2).
-    rule_errors: list[str] = field(default_factory=list)
-    # The Python files besides the scripts that decided it (a fork's parser, a program's own):
-    # a cached result is used only while they are unchanged.
-    code: frozenset[str] = frozenset()
 
 
 def check_text(text: str, shown: str, setup: Setup, fixes: FixMode) -> Outcome:

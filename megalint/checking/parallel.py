@@ -10,18 +10,21 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from megalint.checking.cache import ResultCache
-from megalint.checking.one_file import FixMode, Outcome, check_text
-from megalint.checking.setup import Setup
-from megalint.engine import RuleFileError
-from megalint.errors import UsageError, internal_error_line
+from megalint.checking.outcome import FixMode, Outcome
+from megalint.errors import RuleFileError, UsageError, internal_error_line
 
-Todo = tuple[str, str, Setup]  # (text, the name it is reported under, its setup)
+if TYPE_CHECKING:
+    from megalint.checking.cache import ResultCache
+    from megalint.checking.setup import Setup
+
+Todo = tuple[str, str, "Setup"]  # (text, the name it is reported under, its setup)
 # What checking one file gives: its outcome, the line telling of an internal error, or the
 # error that stops the run.
 Result = Outcome | str | Exception
-CacheFor = Callable[[Setup], ResultCache | None]
+CacheFor = Callable[["Setup"], "ResultCache | None"]
 
 # The files a pool's workers check, set before the pool forks them.
 _TODO: list[Todo] = []
@@ -38,6 +41,9 @@ def default_jobs() -> int:
 
 
 def check_one(todo: Todo, fixes: FixMode) -> Result:
+    # Imported for the first file not in the cache: a run read from the cache needs no linter.
+    from megalint.checking.one_file import check_text
+
     text, shown, setup = todo
     try:
         return check_text(text, shown, setup, fixes)
@@ -52,11 +58,32 @@ def _work(index: int) -> Outcome | str:
     return _AGAIN if isinstance(result, Exception) else result
 
 
-def check_all(todo: Sequence[Todo], fixes: FixMode, jobs: int, cache_for: CacheFor) -> Iterator[Result]:
-    """The result of each file of `todo`, in order."""
+@dataclass
+class Found:
+    """What the cache of results holds for each file of a run: its cache (None: not cached, as
+    with --no-cache or fixes to apply) and the outcome kept there (None: to check)."""
+
+    caches: list[ResultCache | None]
+    hits: list[Outcome | None]
+
+    def without(self, dropped: Sequence[int]) -> Found:
+        """The same without the files at `dropped` (they will not be checked)."""
+        gone = set(dropped)
+        keep = [k for k in range(len(self.hits)) if k not in gone]
+        return Found([self.caches[k] for k in keep], [self.hits[k] for k in keep])
+
+
+def look_up(todo: Sequence[Todo], fixes: FixMode, cache_for: CacheFor) -> Found:
+    """Each file's outcome in the cache of results, where it is kept."""
     # Which fixes a report counts as applied depends on --unsafe-fixes, which the cache's key leaves out.
     caches = [None if fixes.active or fixes.unsafe else cache_for(setup) for _, _, setup in todo]
     hits = [c.get(shown, text) if c is not None else None for c, (text, shown, _) in zip(caches, todo, strict=True)]
+    return Found(caches, hits)
+
+
+def check_all(todo: Sequence[Todo], fixes: FixMode, jobs: int, found: Found) -> Iterator[Result]:
+    """The result of each file of `todo`, in order: from the cache where `found` has it."""
+    hits = found.hits
     misses = [k for k, hit in enumerate(hits) if hit is None]
     fresh = _results(todo, misses, fixes, jobs)
     for k, item in enumerate(todo):
@@ -67,7 +94,7 @@ def check_all(todo: Sequence[Todo], fixes: FixMode, jobs: int, cache_for: CacheF
         result = next(fresh)
         if result == _AGAIN:
             result = check_one(item, fixes)
-        cache = caches[k]
+        cache = found.caches[k]
         if cache is not None and isinstance(result, Outcome):
             cache.put(item[1], item[0], result)
         yield result

@@ -4,24 +4,23 @@ written back; each problem with a file is told as it is met, and the others are 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from megalint.checking.cache import ResultCache, digest, rules_digest
 from megalint.checking.files import read_script, read_stream, write_fixed
-from megalint.checking.one_file import FixMode, check_text
-from megalint.checking.parallel import CacheFor, check_all, default_jobs
+from megalint.checking.outcome import FixMode
+from megalint.checking.parallel import CacheFor, Todo, check_all, default_jobs, look_up
 from megalint.checking.setup import Setup, Setups
 from megalint.config import Config
 from megalint.diagnostics import Diagnostic, Severity
 from megalint.discovery import STDIN, Job, discover, shown_name
-from megalint.engine import RuleFileError, RuleInfo
-from megalint.engine.loader import packaged_rules_key
-from megalint.errors import InputError, UsageError
-from megalint.shell.parse import decode
-from megalint.source import SourceFile
-from megalint.suppress import suppression_rules
+from megalint.errors import InputError, RuleFileError, UsageError
+from megalint.source import SourceFile, decode
+
+if TYPE_CHECKING:
+    from megalint.engine import RuleInfo
 
 BOM = "\ufeff"
 
@@ -43,14 +42,48 @@ class RunOptions:
         return self.fixes.fix and not self.fixes.diff and STDIN in self.paths
 
 
+class KnownRules(Mapping[str, "RuleInfo"]):
+    """Every rule a report may name: the suppression rules (described to the outputs even when
+    no file could be linted) and the rules of each setup of the run. Worked out when a report
+    first asks: a clean run read from the cache of results never does, and loads no rule."""
+
+    def __init__(self) -> None:
+        self._setups: dict[int, Setup] = {}
+        self._made: dict[str, RuleInfo] | None = None
+
+    def add(self, setup: Setup) -> None:
+        if self._made is not None:
+            self._made.update(setup.known)
+        else:
+            self._setups.setdefault(id(setup), setup)
+
+    def _all(self) -> dict[str, RuleInfo]:
+        if self._made is None:
+            from megalint.suppress import suppression_rules
+
+            made: dict[str, RuleInfo] = dict(suppression_rules())
+            for setup in self._setups.values():
+                made.update(setup.known)
+            self._made = made
+        return self._made
+
+    def __getitem__(self, code: str) -> RuleInfo:
+        return self._all()[code]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+
 @dataclass
 class RunResult:
     """What a run found in all its files."""
 
     diagnostics: list[Diagnostic] = field(default_factory=list)
     sources: dict[str, SourceFile] = field(default_factory=dict)
-    # The suppression rules are described to the outputs even when no file could be linted.
-    known: dict[str, RuleInfo] = field(default_factory=lambda: dict(suppression_rules()))
+    known: KnownRules = field(default_factory=KnownRules)
     fixed: int = 0
     any_diff: bool = False
     failing: bool = False  # findings at or above a file's failure threshold
@@ -99,8 +132,19 @@ def check_files(
 
     for job in discover(list(options.paths) or ["."], setups.excluded, problem, options.force_exclude):
         items.append(_item(job, setups, options, stdin))
-    todo = [(i.text, i.shown, i.setup) for i in items if i.setup is not None and i.problem is None]
-    outcomes = check_all(todo, options.fixes, jobs(options, setups), cached(options, setups))
+    cache_for = cached(options, setups)
+    candidates = [i for i in items if i.setup is not None and i.problem is None]
+    found = look_up(_todo(candidates), options.fixes, cache_for)
+    if not found.hits or None in found.hits:
+        # A file to check (or none read): every setup is made now, in the order of the files, and
+        # a configuration's error stops the run at its first file. When every file is in the
+        # cache, each setup was made by the run that filled it, from the same configuration,
+        # rules and options (all in the key), so none can fail: none is made.
+        for item in items:
+            if item.setup is not None:
+                _ready(item)
+        found = found.without([k for k, i in enumerate(candidates) if i.setup is None])
+    outcomes = check_all(_todo(items), options.fixes, jobs(options, setups), found)
     for item in items:
         if item.error is not None:
             raise item.error
@@ -111,13 +155,13 @@ def check_files(
             continue
         if item.problem is not None:
             if item.setup is not None:
-                run.known.update(item.setup.known)
+                run.known.add(item.setup)
             note(item.problem)
             run.input_errors += 1
             continue
         setup = item.setup
         assert setup is not None
-        run.known.update(setup.known)
+        run.known.add(setup)
         result = next(outcomes)
         run.checked += 1
         if isinstance(result, Exception):
@@ -140,6 +184,8 @@ def check_files(
                     # The file is as it was: its findings are those of its text, fixable ones included.
                     note(unwritten)
                     run.input_errors += 1
+                    from megalint.checking.one_file import check_text
+
                     outcome = check_text(item.text, item.shown, setup, FixMode())
         if outcome.diff:
             run.any_diff = True
@@ -178,6 +224,21 @@ def _item(job: Job, setups: Setups, options: RunOptions, stdin: TextIO) -> _Item
     return item
 
 
+def _todo(items: list[_Item]) -> list[Todo]:
+    """The files to check (or read from the cache): those read, under a configuration."""
+    return [(i.text, i.shown, setup) for i in items if (setup := i.setup) is not None and i.problem is None]
+
+
+def _ready(item: _Item) -> None:
+    """Make the item's setup; a configuration error becomes the item's, raised as it is met."""
+    assert item.setup is not None
+    try:
+        item.setup.ready()
+    except (UsageError, RuleFileError) as exc:
+        item.error = exc
+        item.setup = None
+
+
 def _run_config(setups: Setups) -> Config:
     """The configuration of the working folder: the one that says how the run itself goes."""
     return setups.configs.for_path(os.getcwd(), is_dir=True)
@@ -211,14 +272,21 @@ def cached(options: RunOptions, setups: Setups) -> CacheFor:
 def setup_key(setups: Setups, setup: Setup) -> str:
     """What the findings of a file depend on in its setup: the rule files, the configuration's
     text, the command line's analysis options, and what they make of each other."""
+    from megalint.engine.rule_cache import wheel_rules_key
+
     opts = setups.options
     cfg = setup.config
-    # The packaged rules as the rule loading named them (read at most once a run); the user's folders read.
-    rules = digest(packaged_rules_key(), rules_digest([*cfg.rule_dirs, *opts.rule_dirs]))
-    s = setup.settings
-    settings = (s.megatron_version, s.gpu, sorted(s.assume.items()), s.root_dir, s.follow_source_outside_root)
-    rest = (s.with_memory, s.source_roots, sorted(setup.codes_on), setup.threshold, s.max_file_size)
-    return digest(rules, str(cfg.path), cfg.root, cfg.text, repr(opts), repr(settings), repr(rest))
+    # The packaged rules as the rule loading names them; the user's folders read. What the setup
+    # makes of them (the codes selected, the pipeline's settings) follows from these, the
+    # configuration and the options: the key needs no rule loaded.
+    packaged = wheel_rules_key()
+    if packaged is None:
+        from megalint.engine.loader import packaged_rules_key
+
+        packaged = packaged_rules_key()
+    rules = digest(packaged, rules_digest([*cfg.rule_dirs, *opts.rule_dirs]))
+    root = cfg.root if cfg.path else os.getcwd()
+    return digest(rules, str(cfg.path), cfg.root, root, cfg.text, repr(opts), setup.threshold)
 
 
 def _names(job: Job, stdin_filename: str | None) -> tuple[str, str]:

@@ -1,17 +1,23 @@
 """What each configuration means for the files under it: the rules loaded for it, those it and
-the command line select, and the pipeline's settings. Made once per configuration of a run."""
+the command line select, and the pipeline's settings. Made once per configuration of a run.
+
+A setup is first only its configuration: the rules are loaded, and the configuration checked
+against them, when a file must be checked or a report names a rule (`Setup.ready`). A run whose
+every file is in the cache of results loads no rule and imports no part of the linter."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from megalint.config import Config, config_in, load_config
 from megalint.discovery import Excludes
-from megalint.engine import Rule, RuleSet, load_rules
-from megalint.pipeline import Settings
-from megalint.selection import Catalog, Layer, check_selectors, selected_codes, split_selectors
+
+if TYPE_CHECKING:
+    from megalint.engine import Rule, RuleSet
+    from megalint.pipeline import Settings
 
 DEFAULT_THRESHOLD = "warning"
 
@@ -31,6 +37,13 @@ class AnalysisOptions:
     with_memory: bool = True
     exclude: Sequence[str] = ()  # gitignore-style, relative to the working folder
     failure_threshold: str | None = None
+
+
+def load_rules(paths: list[str]) -> RuleSet:
+    """The packaged rules and those of `paths`: the engine is imported when a setup is first made."""
+    from megalint.engine import load_rules as load
+
+    return load(paths)
 
 
 class Configs:
@@ -61,17 +74,61 @@ class Configs:
 
 
 @dataclass
-class Setup:
-    """What one configuration means for the files under it."""
+class Chosen:
+    """What a configuration selects once its rules are loaded."""
 
-    config: Config
     rules: RuleSet  # every rule loaded for it
     selected: RuleSet
     codes_on: set[str]  # selected rule codes
     known: dict[str, Rule]  # every rule by code
-    settings: Settings
-    threshold: str
     pfi: list[tuple[Excludes, list[str]]]
+
+
+class Setup:
+    """What one configuration means for the files under it."""
+
+    def __init__(
+        self, config: Config, threshold: str, choose: Callable[[], Chosen], settle: Callable[[RuleSet], Settings]
+    ):
+        self.config = config
+        self.threshold = threshold
+        self._choose = choose
+        self._settle = settle
+        self._chosen: Chosen | None = None
+        self._settings: Settings | None = None
+
+    def ready(self) -> Chosen:
+        """The rules loaded and selected; raises the configuration's error (an unknown rule code)."""
+        if self._chosen is None:
+            self._chosen = self._choose()
+        return self._chosen
+
+    @property
+    def rules(self) -> RuleSet:
+        return self.ready().rules
+
+    @property
+    def selected(self) -> RuleSet:
+        return self.ready().selected
+
+    @property
+    def codes_on(self) -> set[str]:
+        return self.ready().codes_on
+
+    @property
+    def known(self) -> dict[str, Rule]:
+        return self.ready().known
+
+    @property
+    def settings(self) -> Settings:
+        """The pipeline's settings (imports the pipeline: a report that only names rules needs none)."""
+        if self._settings is None:
+            self._settings = self._settle(self.selected)
+        return self._settings
+
+    @property
+    def pfi(self) -> list[tuple[Excludes, list[str]]]:
+        return self.ready().pfi
 
 
 class Setups:
@@ -108,6 +165,14 @@ class Setups:
         version_note = cfg.version_note() if opts.megatron_version is None else None
         if version_note is not None and self.note is not None:
             self.note(version_note)
+        threshold = opts.failure_threshold or cfg.failure_threshold or DEFAULT_THRESHOLD
+        return Setup(cfg, threshold, lambda: self._choose(cfg), lambda selected: self._settle(cfg, selected))
+
+    def _choose(self, cfg: Config) -> Chosen:
+        from megalint.engine import RuleSet
+        from megalint.selection import Catalog, Layer, check_selectors, selected_codes, split_selectors
+
+        opts = self.options
         rules = self.rules_for(cfg.rule_dirs)
         known = rules.by_code()
         catalog = Catalog(known)
@@ -145,6 +210,15 @@ class Setups:
         ]
         on = selected_codes(names, layers, preview)
         selected = RuleSet([r for r in rules if r.code in on])
+        pfi = [
+            (Excludes([pattern], cfg.root), split_selectors(codes_)) for pattern, codes_ in cfg.per_file_ignores.items()
+        ]
+        return Chosen(rules, selected, on, known, pfi)
+
+    def _settle(self, cfg: Config, selected: RuleSet) -> Settings:
+        from megalint.pipeline import Settings
+
+        opts = self.options
         settings = Settings(
             rules=selected,
             megatron_version=opts.megatron_version or cfg.megatron_version,
@@ -157,11 +231,7 @@ class Setups:
         )
         if cfg.max_file_size is not None:
             settings.max_file_size = cfg.max_file_size
-        threshold = opts.failure_threshold or cfg.failure_threshold or DEFAULT_THRESHOLD
-        pfi = [
-            (Excludes([pattern], cfg.root), split_selectors(codes_)) for pattern, codes_ in cfg.per_file_ignores.items()
-        ]
-        return Setup(cfg, rules, selected, on, known, settings, threshold, pfi)
+        return settings
 
     def excluded(self, path: str, is_dir: bool) -> bool:
         if self.cli_excludes.match(path, is_dir):

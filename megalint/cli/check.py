@@ -141,7 +141,7 @@ def main(argv: list[str]) -> int:
     # costs time, and frozen they are left out of the collections of the run.
     gc.disable()
     try:
-        from megalint.checking.one_file import FixMode
+        from megalint.checking.outcome import FixMode
         from megalint.checking.run import RunOptions, check_files
     finally:
         gc.freeze()

@@ -18,7 +18,7 @@ from megalint.launch.tools import TOOL
 from megalint.pipeline import lint_text
 from megalint.reports.gpu import gpu_lines
 from megalint.reports.verdicts import GROUPS, ExplainJson, RuleJson, explain_result
-from megalint.shell.parse import decode
+from megalint.source import decode
 
 HEADINGS = {
     "fired": "fired",

@@ -20,7 +20,7 @@ from megalint.discovery import shown_name
 from megalint.errors import ExitCode, InputError, UsageError
 from megalint.memory.report import TERM_LABELS
 from megalint.reports.memory import memory_report
-from megalint.shell.parse import decode
+from megalint.source import decode
 
 if TYPE_CHECKING:
     from rich.console import Console

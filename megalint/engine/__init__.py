@@ -9,9 +9,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-# `evaluate` names a module and its function: the function is imported now, so that importing the
-# module later does not leave the package's `evaluate` naming the module.
-from megalint.engine.evaluate import evaluate
+# `megalint.engine.evaluate` is the module (its function is imported from it): importing the
+# evaluator here would load it, and the CEL binding, for a run that only reads cached results.
 from megalint.errors import RuleError, RuleFileError
 
 if TYPE_CHECKING:
@@ -69,7 +68,6 @@ __all__ = [
     "Target",
     "Undecided",
     "check_example",
-    "evaluate",
     "evaluate_one",
     "example_id",
     "iter_examples",

@@ -16,7 +16,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from megalint.cache_entry import wheel_stamp
 from megalint.engine import rule_cache
 from megalint.engine.rule import Rule, RuleSet
 from megalint.errors import RuleError, RuleFileError
@@ -165,9 +164,9 @@ def packaged_rules_key() -> str:
 # the result cache ask for the same.
 @lru_cache(maxsize=2)
 def _rules_key(where: str) -> str:
-    stamp = wheel_stamp()
-    if stamp is not None:
-        return rule_cache.installed_key(stamp)
+    installed = rule_cache.wheel_rules_key()
+    if installed is not None:
+        return installed
     return rule_cache.cache_key(_packaged_sources(where))
 
 

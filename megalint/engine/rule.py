@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from megalint import __version__
+from megalint import REPOSITORY_URL, __version__
 from megalint.diagnostics import Applicability, Severity
 from megalint.engine.expressions import Expr, Needs
 from megalint.engine.forms import Call
@@ -17,7 +17,6 @@ from megalint.engine.versions import VersionRange
 # The project's repository ([project.urls] in pyproject.toml). A finding links to its rule's page
 # in the repository at the installed version's tag, so the page always describes the rule as
 # this version checks it.
-REPOSITORY_URL = "https://github.com/megalint/megalint"
 RULES_DOCS = "docs/rules"
 RULE_URL = REPOSITORY_URL + "/blob/v{version}/" + RULES_DOCS + "/{name}.md"
 # Where a rule is decided: once per launch (and path), or once per file over the shell findings.

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from megalint import __version__
-from megalint.cache_entry import read_entry, write_entry
+from megalint.cache_entry import read_entry, wheel_stamp, write_entry
 from megalint.megatron.extraction_cache import cache_dir
 
 # Raised when what an entry holds changes meaning, so that older entries are not read.
@@ -70,6 +70,13 @@ def installed_key(stamp: Iterable[str]) -> str:
     names: its files, rules and code alike, change only with the stamp."""
     head = [str(CACHE_FORMAT), __version__, f"{sys.version_info[0]}.{sys.version_info[1]}", "wheel", *stamp]
     return hashlib.sha256("\0".join(head).encode()).hexdigest()
+
+
+def wheel_rules_key() -> str | None:
+    """The packaged rules' key when megalint runs from an installed wheel (loader.packaged_rules_key),
+    known without importing the loader; None in a source checkout, whose rule files must be read."""
+    stamp = wheel_stamp()
+    return None if stamp is None else installed_key(stamp)
 
 
 def entry_path(key: str) -> Path:

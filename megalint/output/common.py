@@ -9,12 +9,15 @@ import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from megalint import __version__
+from megalint import REPOSITORY_URL, __version__
 from megalint.diagnostics import Diagnostic, Severity
-from megalint.engine.rule import REPOSITORY_URL, RuleInfo
 from megalint.fix import is_applicable
 from megalint.source import SourceFile
+
+if TYPE_CHECKING:
+    from megalint.engine.rule import RuleInfo
 
 TOOL_NAME = "megalint"
 # Where the project lives; SARIF's driver.informationUri needs an absolute URI.

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from megalint.diagnostics import Diagnostic
-from megalint.engine.rule import RuleInfo
 from megalint.output.common import RenderOptions, fixable, sort_diagnostics, summary_line
 from megalint.output.full import Out
 from megalint.source import SourceFile
+
+if TYPE_CHECKING:
+    from megalint.engine.rule import RuleInfo
 
 
 def one_line(d: Diagnostic, unsafe: bool) -> str:

@@ -35,13 +35,14 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from megalint.diagnostics import Applicability, Diagnostic, Edit, Fix
-from megalint.engine.rule import RuleInfo
 from megalint.fix import line_starts, resolve_edits, splice
 from megalint.output.common import RenderOptions, doc_url, fixable, sort_diagnostics, summary_line
 from megalint.source import SourceFile
 
 if TYPE_CHECKING:
     from rich.style import Style
+
+    from megalint.engine.rule import RuleInfo
 
 # rich is imported where a finding is drawn (display cells, styles): a clean report is one
 # plain line and needs none of it.

@@ -18,11 +18,14 @@ import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from megalint.diagnostics import Diagnostic, Severity
-from megalint.engine.rule import RuleInfo
 from megalint.output.common import RenderOptions, doc_url, fixable, plural, relative_path, sort_diagnostics
 from megalint.source import SourceFile
+
+if TYPE_CHECKING:
+    from megalint.engine.rule import RuleInfo
 
 COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 MAX_MESSAGE = 4096  # the runner cuts longer messages

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from megalint.diagnostics import Diagnostic, Severity
-from megalint.engine.rule import RuleInfo
 from megalint.output.common import RenderOptions, fingerprints, relative_path, sort_diagnostics
 from megalint.source import SourceFile
+
+if TYPE_CHECKING:
+    from megalint.engine.rule import RuleInfo
 
 SEVERITY = {Severity.ERROR: "major", Severity.WARNING: "minor", Severity.INFO: "info"}
 

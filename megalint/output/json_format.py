@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from megalint.diagnostics import Diagnostic
-from megalint.engine.rule import RuleInfo
 from megalint.output.common import RenderOptions, doc_url, sort_diagnostics
 from megalint.source import SourceFile
+
+if TYPE_CHECKING:
+    from megalint.engine.rule import RuleInfo
 
 
 def to_object(d: Diagnostic, rules: Mapping[str, RuleInfo]) -> dict[str, Any]:

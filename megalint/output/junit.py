@@ -12,12 +12,15 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from itertools import groupby
+from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape, quoteattr
 
 from megalint.diagnostics import Diagnostic
-from megalint.engine.rule import RuleInfo
 from megalint.output.common import RenderOptions, doc_url, sort_diagnostics
 from megalint.source import SourceFile
+
+if TYPE_CHECKING:
+    from megalint.engine.rule import RuleInfo
 
 _INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 

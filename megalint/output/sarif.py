@@ -17,13 +17,15 @@ from __future__ import annotations
 import json
 import posixpath
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from megalint.diagnostics import Applicability, Diagnostic, Edit, Severity
-from megalint.engine.rule import RuleInfo
 from megalint.output.common import RenderOptions, doc_url, fingerprints, relative_path, sort_diagnostics
 from megalint.source import SourceFile, Span
+
+if TYPE_CHECKING:
+    from megalint.engine.rule import RuleInfo
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}

@@ -14,7 +14,8 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from megalint.diagnostics import Diagnostic
-from megalint.engine import Evaluation, RuleSet, Target, evaluate
+from megalint.engine import Evaluation, RuleSet, Target
+from megalint.engine.evaluate import evaluate
 from megalint.engine.rule import LAUNCH, SCRIPT
 from megalint.launch.extract import extract_launches
 from megalint.launch.fragments import MIN_FLAGS, find_fragments

@@ -12,8 +12,8 @@ from typing import TypedDict
 
 from megalint.checking.one_file import directives as find_directives
 from megalint.diagnostics import Diagnostic
-from megalint.engine import Evaluation, RuleSet, Target, evaluate
-from megalint.engine.evaluate import FAILED, FIRED, NOT_APPLICABLE, PASSED, UNDECIDED
+from megalint.engine import Evaluation, RuleSet, Target
+from megalint.engine.evaluate import FAILED, FIRED, NOT_APPLICABLE, PASSED, UNDECIDED, evaluate
 from megalint.engine.rule import LAUNCH, SCRIPT
 from megalint.pipeline import FileResult, scoped, tool_rules
 from megalint.reports.gpu import GpuJson, gpu_json

@@ -20,7 +20,7 @@ import tree_sitter_bash
 
 from megalint.errors import InputError
 from megalint.shell.node_query import NodeQuery, Pattern
-from megalint.source import SourceFile, Span
+from megalint.source import SourceFile, Span, decode
 
 if TYPE_CHECKING:
     from megalint.shell.interp.pieces import Expansion, Piece
@@ -140,21 +140,6 @@ _PARSER = tree_sitter.Parser(LANGUAGE)
 def parse_bash(data: bytes) -> tree_sitter.Tree:
     """tree-sitter-bash's tree of `data` as it stands, without the normalisations of parse_text."""
     return _PARSER.parse(data)
-
-
-def decode(path: str, data: bytes) -> str:
-    if b"\0" in data[:8192]:
-        raise InputError(f"{path}: binary file (contains NUL bytes), not a shell script")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise InputError(
-            f"{path}:{line}: not valid UTF-8 (byte 0x{data[exc.start]:02x}); save the script as UTF-8"
-        ) from None
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    return text
 
 
 def parse_text(path: str, text: str, data: bytes | None = None) -> ParsedScript:

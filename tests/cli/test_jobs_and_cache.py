@@ -151,7 +151,7 @@ def test_concurrent_writers_leave_whole_entries(tmp_path):
     from concurrent.futures import ThreadPoolExecutor
 
     from megalint.checking.cache import ResultCache
-    from megalint.checking.one_file import Outcome
+    from megalint.checking.outcome import Outcome
 
     cache = ResultCache(str(tmp_path), "setup")
     outcomes = [Outcome([], {}, fixed=i, notes=[f"writer {i}"]) for i in range(16)]
@@ -185,3 +185,46 @@ def test_jobs_must_be_a_positive_number(megalint, scripts, tmp_path):
     scripts("run.sh", CLEAN)
     res = megalint("--isolated", "--jobs", "0", "run.sh", cwd=tmp_path)
     assert res.rc == 2 and "expected a number of processes, at least 1, not `0`" in res.err
+
+
+def _refuse(what: str):
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"{what} in a run read from the cache")
+
+    return refuse
+
+
+def test_a_clean_run_from_the_cache_loads_no_rule_and_checks_no_file(megalint, tmp_path, cache_on, monkeypatch):
+    import megalint.checking.one_file as one_file
+    import megalint.checking.setup as setup
+
+    write_all(tmp_path, {"a.sh": CLEAN, "b.sh": CLEAN})
+    first = megalint("--isolated", "--jobs", "1", ".", cwd=tmp_path)
+    monkeypatch.setattr(setup, "load_rules", _refuse("rules loaded"))
+    monkeypatch.setattr(one_file, "check_text", _refuse("a file checked"))
+    again = megalint("--isolated", "--jobs", "1", ".", cwd=tmp_path)
+    assert (again.rc, again.out, again.err) == (first.rc, first.out, first.err) == (0, "All checks passed.\n", "")
+
+
+@pytest.mark.parametrize("fmt", ["full", "concise", "json", "sarif", "github"])
+def test_findings_from_the_cache_check_no_file(megalint, tmp_path, cache_on, monkeypatch, fmt):
+    import megalint.checking.one_file as one_file
+
+    write_all(tmp_path, {"a.sh": CLEAN, "c.sh": WARN, "d.sh": ERROR})
+    argv = ("--isolated", "--output-format", fmt, "--jobs", "1", ".")
+    first = megalint(*argv, cwd=tmp_path)
+    monkeypatch.setattr(one_file, "check_text", _refuse("a file checked"))
+    again = megalint(*argv, cwd=tmp_path)
+    assert first.rc == 1 and (again.rc, again.out, again.err) == (first.rc, first.out, first.err)
+
+
+def test_a_configuration_error_is_told_whatever_the_cache_holds(megalint, tmp_path, cache_on):
+    write_all(tmp_path, {"a.sh": CLEAN, "d.sh": ERROR})
+    (tmp_path / "megalint.toml").write_text('ignore = ["ML1"]\n', encoding="utf-8")
+    assert megalint(".", cwd=tmp_path).rc == 0  # fills the cache (ML1: the error's rule ignored)
+    (tmp_path / "megalint.toml").write_text('ignore = ["ML1", "NO-SUCH-RULE"]\n', encoding="utf-8")
+    for _ in range(2):
+        bad = megalint(".", cwd=tmp_path)
+        uncached = megalint("--no-cache", ".", cwd=tmp_path)
+        assert bad.rc == 2 and "megalint.toml:1:" in bad.err and "NO-SUCH-RULE" in bad.err
+        assert (bad.rc, bad.out, bad.err) == (uncached.rc, uncached.out, uncached.err)

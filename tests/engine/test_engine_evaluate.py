@@ -11,12 +11,11 @@ from megalint.diagnostics import Applicability, Severity
 from megalint.engine import (
     Missing,
     Target,
-    evaluate,
     evaluate_one,
     load_rule_texts,
     load_rules,
 )
-from megalint.engine.evaluate import FAILED, FIRED, NOT_APPLICABLE, PASSED, UNDECIDED
+from megalint.engine.evaluate import FAILED, FIRED, NOT_APPLICABLE, PASSED, UNDECIDED, evaluate
 from megalint.engine.rule import rule_url
 
 from .textlocator import TextLocator, apply_fix

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from megalint.diagnostics import Diagnostic, Severity
-from megalint.engine import Target, check_example, evaluate, example_id, iter_examples, load_rules
+from megalint.engine import Target, check_example, example_id, iter_examples, load_rules
+from megalint.engine.evaluate import evaluate
 from megalint.source import Span
 
 from .textlocator import TextLocator, apply_fix

@@ -377,7 +377,8 @@ def test_merge_keys_go_to_ruamel():
 
 
 def test_the_format_reference_example_loads_and_its_examples_hold():
-    from megalint.engine import Target, check_example, evaluate
+    from megalint.engine import Target, check_example
+    from megalint.engine.evaluate import evaluate
 
     from .textlocator import TextLocator, apply_fix
 

@@ -118,3 +118,52 @@ def test_a_forks_catalogue_from_the_extraction_cache_needs_no_libcst(tmp_path, s
     modules = _modules(tmp_path, "--isolated", "--output-format", "json", str(ROOT / script))
     assert _loaded(modules, ("libcst",)) == []
     assert "megalint.megatron.fork_catalogue" in modules
+
+
+def _cached_runs(tmp_path: Path, *argv: str) -> tuple[str, str, set[str]]:
+    """Two runs with the cache of results on: (the first's report, the second's, what the second imported)."""
+    env = child_env(tmp_path / "cache", caching=True)
+    reports = []
+    modules: set[str] = set()
+    for n in range(2):
+        out = tmp_path / f"out{n}.txt"
+        probe = _PROBE.format(out=str(out))
+        done = subprocess.run(
+            [sys.executable, "-c", probe, *argv], capture_output=True, text=True, env=env, cwd=tmp_path
+        )
+        reports.append(out.read_text())
+        modules = set(json.loads(done.stdout)["modules"])
+    return reports[0], reports[1], modules
+
+
+# What checking a file needs and a report read from the cache does not: the linter itself. (The
+# rule loader is imported in this checkout all the same, to name the packaged rules by their
+# files: an installed wheel names them by its stamp, tests/startup/test_packaged_rules_key.py.)
+LINTER = PIPELINE + (
+    "megalint.checking.one_file",
+    "megalint.shell.interp",
+    "megalint.megatron.bind",
+    "megalint.rulecontext",
+)
+
+
+def test_a_clean_run_from_the_cache_imports_no_linter_and_loads_no_rule(tmp_path):
+    (tmp_path / "clean.sh").write_text(CLEAN)
+    first, second, modules = _cached_runs(tmp_path, "--jobs", "1", "clean.sh")
+    assert second == first == "All checks passed.\n"
+    assert (tmp_path / ".megalint_cache").is_dir()
+    assert _loaded(modules, THIRD_PARTY + LINTER) == []
+
+
+@pytest.mark.parametrize("fmt", ["full", "concise", "json", "sarif"])
+def test_findings_from_the_cache_import_no_linter(tmp_path, fmt):
+    (tmp_path / "clean.sh").write_text(CLEAN)
+    (tmp_path / "launch.sh").write_text(LAUNCH)
+    first, second, modules = _cached_runs(tmp_path, "--jobs", "1", "--output-format", fmt, "clean.sh", "launch.sh")
+    assert "ML101" in first and second == first
+    # The report names its rules (their links, SARIF's list of rules): the rules are loaded from
+    # the rule cache, but no script is parsed or bound.
+    assert (
+        _loaded(modules, ("megalint.pipeline", "megalint.checking.one_file", "megalint.shell.interp", "tree_sitter"))
+        == []
+    )

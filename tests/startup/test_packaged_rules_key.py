@@ -87,7 +87,7 @@ def test_a_source_checkout_sees_an_edited_rule_file(fresh, monkeypatch):
 
 
 def test_an_installed_wheel_with_a_warm_cache_reads_no_rule_file(fresh, monkeypatch):
-    monkeypatch.setattr(loader, "wheel_stamp", lambda: ("megalint-0.1.0.dist-info", "1", "2"))
+    monkeypatch.setattr(rule_cache, "wheel_stamp", lambda: ("megalint-0.1.0.dist-info", "1", "2"))
     want = [r.to_json() for r in loader.packaged_rules()]  # a cold cache: reads them and keeps them
     _forget()
     read: list[str] = []
