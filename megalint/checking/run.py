@@ -285,8 +285,9 @@ def setup_key(setups: Setups, setup: Setup) -> str:
 
         packaged = packaged_rules_key()
     rules = digest(packaged, rules_digest([*cfg.rule_dirs, *opts.rule_dirs]))
-    root = cfg.root if cfg.path else os.getcwd()
-    return digest(rules, str(cfg.path), cfg.root, root, cfg.text, repr(opts), setup.threshold)
+    # The working folder too: the paths given on the command line (--megatron-root, --rule-dir)
+    # are read from it.
+    return digest(rules, str(cfg.path), cfg.root, os.getcwd(), cfg.text, repr(opts), setup.threshold)
 
 
 def _names(job: Job, stdin_filename: str | None) -> tuple[str, str]:

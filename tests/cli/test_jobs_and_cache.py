@@ -228,3 +228,22 @@ def test_a_configuration_error_is_told_whatever_the_cache_holds(megalint, tmp_pa
         uncached = megalint("--no-cache", ".", cwd=tmp_path)
         assert bad.rc == 2 and "megalint.toml:1:" in bad.err and "NO-SUCH-RULE" in bad.err
         assert (bad.rc, bad.out, bad.err) == (uncached.rc, uncached.out, uncached.err)
+
+
+def test_the_key_of_a_setup_names_the_working_folder(tmp_path, monkeypatch):
+    """A relative --megatron-root (or --rule-dir) is read from the working folder: two runs from
+    two folders under one configuration do not share results."""
+    from megalint.checking.run import setup_key
+    from megalint.checking.setup import AnalysisOptions, Configs, Setups
+
+    (tmp_path / "megalint.toml").write_text("", encoding="utf-8")
+    setups = Setups(
+        AnalysisOptions(megatron_roots=("../Megatron-LM",)), Configs(str(tmp_path / "megalint.toml"), False)
+    )
+    setup = setups.setup(setups.configs.for_path(str(tmp_path)))
+    keys = set()
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        monkeypatch.chdir(tmp_path / folder)
+        keys.add(setup_key(setups, setup))
+    assert len(keys) == 2
