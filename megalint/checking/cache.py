@@ -22,7 +22,7 @@ import os
 import pickle
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -70,6 +70,9 @@ class ResultCache:
 
     root: str
     setup_key: str
+    # The Python files results rest on, hashed once a run: the scripts of one fork rest on the
+    # same tens of files, which would otherwise be looked at again for every entry.
+    _code_digests: dict[str, str | None] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def folder(self) -> str:
@@ -98,7 +101,7 @@ class ResultCache:
             outcome, read = _Loader(io.BytesIO(payload)).load()
         except Exception:  # noqa: BLE001 - an entry that does not load is no entry
             return None
-        if not isinstance(outcome, Outcome) or not isinstance(read, dict) or not _unchanged(read):
+        if not isinstance(outcome, Outcome) or not isinstance(read, dict) or not self._unchanged(read):
             return None
         return outcome
 
@@ -124,6 +127,26 @@ class ResultCache:
                 raise
         except OSError:
             return
+
+    def _unchanged(self, read: Mapping[Any, Any]) -> bool:
+        for path, hashed in read.items():
+            if not isinstance(path, str):
+                return False
+            if path.startswith(CODE):
+                code = path[len(CODE) :]
+                if code not in self._code_digests:
+                    self._code_digests[code] = _code_digest(code)
+                if self._code_digests[code] != hashed:
+                    return False
+                continue
+            try:
+                with open(path, "rb") as fh:
+                    text = decode(path, fh.read())
+            except (OSError, InputError):
+                return False
+            if digest(text) != hashed:
+                return False
+        return True
 
     def _prepare(self, folder: str) -> None:
         if not os.path.isdir(self.folder):
@@ -171,24 +194,6 @@ def _file_digest(path: str, _mtime_ns: int, _size: int) -> str | None:
             return digest(fh.read())
     except OSError:
         return None
-
-
-def _unchanged(read: Mapping[Any, Any]) -> bool:
-    for path, hashed in read.items():
-        if not isinstance(path, str):
-            return False
-        if path.startswith(CODE):
-            if _code_digest(path[len(CODE) :]) != hashed:
-                return False
-            continue
-        try:
-            with open(path, "rb") as fh:
-                text = decode(path, fh.read())
-        except (OSError, InputError):
-            return False
-        if digest(text) != hashed:
-            return False
-    return True
 
 
 class _Loader(pickle.Unpickler):

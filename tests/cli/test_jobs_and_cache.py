@@ -247,3 +247,20 @@ def test_the_key_of_a_setup_names_the_working_folder(tmp_path, monkeypatch):
         monkeypatch.chdir(tmp_path / folder)
         keys.add(setup_key(setups, setup))
     assert len(keys) == 2
+
+
+def test_python_source_many_results_rest_on_is_looked_at_once_a_run(megalint, tmp_path, cache_on, monkeypatch):
+    import megalint.checking.cache as cache
+
+    shutil.copy(REPO / "fixtures" / "tools" / "convert_weights.py", tmp_path / "convert_weights.py")
+    text = (REPO / "fixtures" / "tools" / "convert.sh").read_text(encoding="utf-8")
+    for name in ("a.sh", "b.sh", "c.sh"):
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    argv = ("--isolated", "--output-format", "concise", "--jobs", "1", ".")
+    first = megalint(*argv, cwd=tmp_path)
+    looked: list[str] = []
+    real = cache._code_digest
+    monkeypatch.setattr(cache, "_code_digest", lambda path: looked.append(path) or real(path))
+    again = megalint(*argv, cwd=tmp_path)
+    assert (again.rc, again.out) == (first.rc, first.out) and first.codes.count("ML504") == 3
+    assert looked and len(looked) == len(set(looked))  # the three results rest on the same files
