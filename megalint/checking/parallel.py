@@ -101,6 +101,13 @@ def check_all(todo: Sequence[Todo], fixes: FixMode, jobs: int, found: Found) -> 
 
 
 def _results(todo: Sequence[Todo], misses: list[int], fixes: FixMode, jobs: int) -> Iterator[Result]:
+    if misses:
+        # The linter and each setup's settings are made here, before any worker is forked: the
+        # workers share them instead of each importing and making its own.
+        from megalint.checking import one_file  # noqa: F401
+
+        for k in misses:
+            todo[k][2].prepare()
     jobs = min(jobs, len(misses))
     if jobs <= 1:
         for k in misses:

@@ -103,6 +103,11 @@ class Setup:
             self._chosen = self._choose()
         return self._chosen
 
+    def prepare(self) -> None:
+        """Make all a check reads: the rules selected and the pipeline's settings."""
+        if self._settings is None:
+            self._settings = self._settle(self.selected)
+
     @property
     def rules(self) -> RuleSet:
         return self.ready().rules
@@ -122,8 +127,8 @@ class Setup:
     @property
     def settings(self) -> Settings:
         """The pipeline's settings (imports the pipeline: a report that only names rules needs none)."""
-        if self._settings is None:
-            self._settings = self._settle(self.selected)
+        self.prepare()
+        assert self._settings is not None
         return self._settings
 
     @property

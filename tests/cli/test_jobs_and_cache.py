@@ -264,3 +264,30 @@ def test_python_source_many_results_rest_on_is_looked_at_once_a_run(megalint, tm
     again = megalint(*argv, cwd=tmp_path)
     assert (again.rc, again.out) == (first.rc, first.out) and first.codes.count("ML504") == 3
     assert looked and len(looked) == len(set(looked))  # the three results rest on the same files
+
+
+def test_the_linter_and_settings_are_made_before_the_workers_fork(tmp_path, monkeypatch):
+    """Workers forked from the run share the pipeline and each setup's settings made in it,
+    instead of each importing and making its own."""
+    import concurrent.futures
+    import multiprocessing
+
+    from megalint.checking.outcome import FixMode
+    from megalint.checking.parallel import _results
+    from megalint.checking.setup import AnalysisOptions, Configs, Setups
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("the files are checked in this process where processes cannot be forked")
+    configs = Configs(None, isolated=True)
+    setup = Setups(AnalysisOptions(), configs).setup(configs.for_path(str(tmp_path)))
+    seen = []
+    real = concurrent.futures.ProcessPoolExecutor.__init__
+
+    def pool(self, *args, **kwargs):
+        seen.append(setup._settings is not None)
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(concurrent.futures.ProcessPoolExecutor, "__init__", pool)
+    todo = [(CLEAN, "a.sh", setup), (WARN, "b.sh", setup)]
+    results = list(_results(todo, [0, 1], FixMode(), 2))
+    assert len(results) == 2 and seen == [True]
