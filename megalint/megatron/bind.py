@@ -362,9 +362,12 @@ class _Binder:
         # The dests not given (nearly all of a catalogue's hundreds) share one BoundArg each per
         # catalogue: nothing changes a BoundArg once bound, and a file of a thousand launches
         # would otherwise hold a hundred megabytes of identical ones.
-        args = dict(_default_args(self.cat))
-        for dest, first, default in _defaults(self.cat):
-            occs = self.occ.get(dest)
+        args = dict(default_args(self.cat))
+        index = _default_index(self.cat)
+        # The dests given, in the catalogue's order (that of the problems found on the way).
+        for at in sorted(index[dest] for dest in self.occ if dest in index):
+            dest, first, default = _defaults(self.cat)[at]
+            occs = self.occ[dest]
             if occs:
                 arg = BoundArg(dest, first, default, default)
                 arg.given = True
@@ -427,7 +430,15 @@ def _defaults(cat: Catalogue) -> list[tuple[str, FlagSpec, Any]]:
     return cached
 
 
-def _default_args(cat: Catalogue) -> dict[str, BoundArg]:
+def _default_index(cat: Catalogue) -> dict[str, int]:
+    """dest -> its place in `_defaults(cat)`, made once."""
+    cached = cat.__dict__.get("_bind_default_index")
+    if cached is None:
+        cached = cat.__dict__["_bind_default_index"] = {d[0]: i for i, d in enumerate(_defaults(cat))}
+    return cached
+
+
+def default_args(cat: Catalogue) -> dict[str, BoundArg]:
     """dest -> the BoundArg of a dest not given, in the catalogue's order, made once."""
     cached = cat.__dict__.get("_bind_default_args")
     if cached is None:

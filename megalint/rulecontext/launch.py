@@ -12,7 +12,9 @@ from typing import Any
 
 from megalint.hardware.profiles import GpuProfile
 from megalint.launch.model import Launch, Quantity
-from megalint.megatron.bound import BoundArgs
+from megalint.megatron.bind import default_args
+from megalint.megatron.bound import BoundArg, BoundArgs
+from megalint.megatron.catalogue import Catalogue
 from megalint.megatron.derived import Derived
 from megalint.megatron.plain import plain
 from megalint.memory.report import MemoryView
@@ -40,15 +42,32 @@ def _bound_part(bound: BoundArgs) -> tuple[dict[str, Any], dict[str, bool], dict
     """`args`, `given` and the unknown arguments of a binding (to be copied, not changed)."""
     if _last_bound and _last_bound[0][0] is bound:
         return _last_bound[0][1:]
-    part: dict[str, Any] = {"args": {}}
+    args: dict[str, Any] = {}
     given: dict[str, bool] = {}
     unknown: dict[str, str] = {}
+    shared = _plain_defaults(bound.catalogue)
     for dest, arg in bound.args.items():
-        _put(part, "args", dest, arg.value, unknown)
+        known = shared.get(dest)
+        v = known[1] if known is not None and known[0] is arg else plain(arg.value)
+        if isinstance(v, Unknown):
+            unknown[f"args.{dest}"] = v.reason
+        else:
+            args[dest] = v
         if arg.given:
             given[dest] = True
-    _last_bound[:] = [(bound, part["args"], given, unknown)]
-    return part["args"], given, unknown
+    _last_bound[:] = [(bound, args, given, unknown)]
+    return args, given, unknown
+
+
+def _plain_defaults(cat: Catalogue) -> dict[str, tuple[BoundArg, Any]]:
+    """dest -> (the BoundArg every binding of `cat` shares for a dest not given, its plain value),
+    made once per catalogue: a binding gives a handful of its hundreds of dests."""
+    cached = cat.__dict__.get("_plain_defaults")
+    if cached is None:
+        cached = cat.__dict__["_plain_defaults"] = {
+            dest: (arg, plain(arg.value)) for dest, arg in default_args(cat).items()
+        }
+    return cached
 
 
 def _quantity(q: Quantity, key: str, ctx: dict[str, Any], unknown: dict[str, str]) -> None:

@@ -79,6 +79,18 @@ def test_last_one_wins_and_repeats_are_kept():
     assert not p.fatal
 
 
+def test_given_dests_keep_the_catalogues_order_and_the_rest_share_their_default():
+    # Only the given dests are bound anew; every binding of a catalogue shares the others.
+    r = b("--seq-length 8 --num-layers 2 --seq-length 16 --num-layers 4")
+    other = b("--hidden-size 8")
+    assert list(r.args) == list(HEAD.dests())
+    assert [a.dest for a in r.given_args()] == [d for d in HEAD.dests() if d in ("num_layers", "seq_length")]
+    assert r["ffn_hidden_size"] is other["ffn_hidden_size"] and not r["ffn_hidden_size"].given
+    assert r["hidden_size"] is not other["hidden_size"] and other["hidden_size"].value == 8
+    # Two repeats at once: their problems in the order of the words, whatever the dests' order.
+    assert [p.dest for p in r.problems_of(ProblemKind.REPEATED_FLAG)] == ["seq_length", "num_layers"]
+
+
 def test_aliases_share_a_dest():
     r = b("--save-interval 100 --persistent-save-interval 200", "0.15")
     assert r["save_interval"].value == 200

@@ -1,13 +1,16 @@
 """The context of a launch (rulecontext/launch.py): the part that comes from the binding is worked
 out once for contexts of the same binding (a finding resting on a default builds one per node
-count), and each context still gets dicts of its own."""
+count), the plain values of the defaults once per catalogue, and each context still gets dicts
+of its own."""
 
 from megalint.launch.extract import extract_launches
 from megalint.megatron import catalogue
 from megalint.megatron.bind import bind
 from megalint.megatron.derived import derive
+from megalint.megatron.plain import plain
 from megalint.rulecontext import launch as launch_context
 from megalint.shell.analyze import analyze_text
+from megalint.shell.values import Unknown
 
 SCRIPT = "#!/bin/bash\ntorchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 2 --tensor-model-parallel-size $TP\n"
 
@@ -40,3 +43,18 @@ def test_another_binding_is_not_served_the_last_one():
     (other,) = extract_launches(analyze_text("job.sh", SCRIPT.replace("--num-layers 2", "--num-layers 4")))
     two = _context(other, bind(other.argv, cat))
     assert (one["args"]["num_layers"], two["args"]["num_layers"]) == (2, 4)
+
+
+def test_the_binding_part_is_every_argument_made_plain_in_the_catalogues_order():
+    script = SCRIPT.replace("--num-layers 2", "--num-layers 2 --lr-decay-style cosine --eval-iters $E")
+    (launch,) = extract_launches(analyze_text("job.sh", script))
+    bound = bind(launch.argv, catalogue.load("0.13.0"))
+    launch_context._last_bound.clear()
+    args, given, unknown = launch_context._bound_part(bound)
+    # What it was before the defaults' plain values were kept per catalogue: every value made plain.
+    expected = {dest: plain(arg.value) for dest, arg in bound.args.items()}
+    assert list(args.items()) == [(d, v) for d, v in expected.items() if not isinstance(v, Unknown)]
+    assert list(unknown) == [f"args.{d}" for d, v in expected.items() if isinstance(v, Unknown)]
+    assert {"args.eval_iters", "args.tensor_model_parallel_size"} <= set(unknown)
+    assert args["lr_decay_style"] == "cosine" and args["num_layers"] == 2
+    assert given == {"num_layers": True, "lr_decay_style": True, "eval_iters": True, "tensor_model_parallel_size": True}
