@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from megalint.checking.run import RunResult
 
 DEFAULT_WIDTH = 100
-GC_THRESHOLD = 20_000  # allocations between two collections of the youngest objects
+GC_THRESHOLD = 100_000  # allocations between two collections of the youngest objects
 
 EXIT_STATUS_HELP = """\
 exit status:
@@ -149,6 +149,9 @@ def main(argv: list[str]) -> int:
     # Most of what a check makes is freed by reference counting or lives to the end of the run
     # (rules, catalogues, the memo of expansions): collecting every 700 allocations, Python's
     # default, only walks the survivors again and again (a tenth of a run over many scripts).
+    # Over the 860 public scripts, collecting took 3.6 s every 20,000 allocations, 3.1 s every
+    # 50,000 and 1.5 s every 100,000 (most of one script's work is freed before a collection),
+    # for 7 MiB more at the peak; 200,000 saved little more for 16 MiB.
     gc.set_threshold(GC_THRESHOLD, 10, 10)
 
     targets = parse_output_formats(args.output_format)
