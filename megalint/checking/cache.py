@@ -22,7 +22,7 @@ import os
 import pickle
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -34,9 +34,11 @@ from megalint.errors import InputError
 from megalint.source import decode
 
 FOLDER = ".megalint_cache"
-CODE = "code:"  # marks, in an entry's files read, a Python file rather than a sourced script
-MAGIC = b"megalint-result-3\n"
+MAGIC = b"megalint-result-4\n"
+# The folder of the sets of Python files that results rest on, each in a file named by its key.
+CODE_SETS = "code"
 _DIGEST = hashlib.sha256().digest_size
+_UNREAD: Any = object()
 # Types an entry may hold besides megalint's own (a builtin container or an enum's base).
 _SAFE_BUILTINS = frozenset({"set", "frozenset", "tuple", "list", "dict", "str", "int", "float", "bool"})
 
@@ -73,6 +75,12 @@ class ResultCache:
     # The Python files results rest on, hashed once a run: the scripts of one fork rest on the
     # same tens of files, which would otherwise be looked at again for every entry.
     _code_digests: dict[str, str | None] = field(default_factory=dict, init=False, repr=False, compare=False)
+    # Whether each set of Python files an entry names (with their hashes) is unchanged, decided
+    # once a run: an entry names tens of them, the same for every script of a repository.
+    _code_verdicts: dict[str, bool] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _code_written: set[str] = field(default_factory=set, init=False, repr=False, compare=False)
+    # The hash of each sourced script, read once a run (a common file sourced by many scripts).
+    _source_digests: dict[str, str | None] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def folder(self) -> str:
@@ -86,35 +94,49 @@ class ResultCache:
 
     def get(self, shown: str, text: str) -> Outcome | None:
         """The outcome stored for the file, when its entry verifies and what it read is unchanged."""
-        try:
-            with open(self._path(self.key(shown, text)), "rb") as fh:
-                data = fh.read()
-        except OSError:
+        held = self._read(self._path(self.key(shown, text)))
+        if not (isinstance(held, tuple) and len(held) == 3):
             return None
-        if not data.startswith(MAGIC):
+        outcome, read, code = held
+        if not isinstance(outcome, Outcome) or not isinstance(read, dict) or not isinstance(code, str):
             return None
-        body = data[len(MAGIC) :]
-        checksum, payload = body[:_DIGEST], body[_DIGEST:]
-        if len(checksum) != _DIGEST or hashlib.sha256(payload).digest() != checksum:
-            return None
-        try:
-            outcome, read = _Loader(io.BytesIO(payload)).load()
-        except Exception:  # noqa: BLE001 - an entry that does not load is no entry
-            return None
-        if not isinstance(outcome, Outcome) or not isinstance(read, dict) or not self._unchanged(read):
+        if not self._code_unchanged(code) or not self._unchanged(read):
             return None
         return outcome
 
     def put(self, shown: str, text: str, outcome: Outcome) -> None:
         """Store the outcome; a cache that cannot be written is left alone."""
         read = {path: digest(src.text) for path, src in outcome.sources.items() if path != shown}
-        for path in outcome.code:
+        pairs = []
+        for path in sorted(outcome.code):
             hashed = _code_digest(path)
             if hashed is None:
                 return  # a file it rests on cannot be read now: nothing to check a later run against
-            read[CODE + path] = hashed
-        payload = pickle.dumps((outcome, read), protocol=pickle.HIGHEST_PROTOCOL)
-        target = self._path(self.key(shown, text))
+            pairs.append((path, hashed))
+        code = self._put_code(tuple(pairs))
+        if code is None:
+            return
+        # The Python files are named once, in the file of their set; the outcome need not name them.
+        payload = pickle.dumps((replace(outcome, code=frozenset()), read, code), protocol=pickle.HIGHEST_PROTOCOL)
+        self._write(self._path(self.key(shown, text)), payload)
+
+    def _put_code(self, pairs: tuple[tuple[str, str], ...]) -> str | None:
+        """The key of a set of Python files and their hashes ("" for none), its file written once a
+        run: the scripts of a fork rest on the same tens of files, named once instead of in each
+        entry. None when it cannot be written."""
+        if not pairs:
+            return ""
+        key = digest(*(part for pair in pairs for part in pair))
+        if key not in self._code_written:
+            if not self._write(
+                os.path.join(self.folder, CODE_SETS, key), pickle.dumps(pairs, protocol=pickle.HIGHEST_PROTOCOL)
+            ):
+                return None
+            self._code_written.add(key)
+        return key
+
+    def _write(self, target: str, payload: bytes) -> bool:
+        """Write an entry whole or not at all (renamed into place), checksummed."""
         try:
             self._prepare(os.path.dirname(target))
             fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), prefix=".tmp-")
@@ -126,27 +148,67 @@ class ResultCache:
                 os.unlink(tmp)
                 raise
         except OSError:
-            return
+            return False
+        return True
+
+    def _read(self, target: str) -> Any:
+        """What an entry holds, when it verifies and holds only plain data and megalint's own types;
+        else _UNREAD."""
+        try:
+            with open(target, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            return _UNREAD
+        if not data.startswith(MAGIC):
+            return _UNREAD
+        body = data[len(MAGIC) :]
+        checksum, payload = body[:_DIGEST], body[_DIGEST:]
+        if len(checksum) != _DIGEST or hashlib.sha256(payload).digest() != checksum:
+            return _UNREAD
+        try:
+            return _Loader(io.BytesIO(payload)).load()
+        except Exception:  # noqa: BLE001 - an entry that does not load is no entry
+            return _UNREAD
 
     def _unchanged(self, read: Mapping[Any, Any]) -> bool:
+        """Whether the scripts an entry's script sources still hash as they did."""
         for path, hashed in read.items():
             if not isinstance(path, str):
                 return False
-            if path.startswith(CODE):
-                code = path[len(CODE) :]
-                if code not in self._code_digests:
-                    self._code_digests[code] = _code_digest(code)
-                if self._code_digests[code] != hashed:
-                    return False
-                continue
-            try:
-                with open(path, "rb") as fh:
-                    text = decode(path, fh.read())
-            except (OSError, InputError):
-                return False
-            if digest(text) != hashed:
+            now = self._source_digests.get(path, _UNREAD)
+            if now is _UNREAD:
+                try:
+                    with open(path, "rb") as fh:
+                        now = digest(decode(path, fh.read()))
+                except (OSError, InputError):
+                    now = None
+                self._source_digests[path] = now
+            if now is None or now != hashed:
                 return False
         return True
+
+    def _code_unchanged(self, key: str) -> bool:
+        """Whether the Python files of the set an entry names (its key) still hash as they did."""
+        if not key:
+            return True
+        verdict = self._code_verdicts.get(key)
+        if verdict is None:
+            pairs = self._read(os.path.join(self.folder, CODE_SETS, key))
+            verdict = isinstance(pairs, tuple) and bool(pairs)
+            for pair in pairs if verdict else ():
+                if not (isinstance(pair, tuple) and len(pair) == 2 and all(isinstance(p, str) for p in pair)):
+                    verdict = False
+                    break
+                path, hashed = pair
+                if path not in self._code_digests:
+                    self._code_digests[path] = _code_digest(path)
+                if self._code_digests[path] is None or self._code_digests[path] != hashed:
+                    verdict = False
+                    break
+            # The set is what its key names (a file of another set renamed into place is not).
+            verdict = verdict and digest(*(part for pair in pairs for part in pair)) == key
+            self._code_verdicts[key] = verdict
+        return verdict
 
     def _prepare(self, folder: str) -> None:
         if not os.path.isdir(self.folder):

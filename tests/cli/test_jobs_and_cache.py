@@ -4,14 +4,16 @@ verify is ignored, never trusted."""
 
 from __future__ import annotations
 
+import hashlib
 import os
+import pickle
 import random
 import shutil
 from pathlib import Path
 
 import pytest
 
-from megalint.checking.cache import FOLDER, MAGIC
+from megalint.checking.cache import CODE_SETS, FOLDER, MAGIC
 
 from .conftest import CLEAN, ERROR, INFO, WARN
 
@@ -105,7 +107,10 @@ def test_a_result_that_python_source_decided_is_checked_again_when_it_changes(me
 
 
 def entries(root: Path) -> list[Path]:
-    return sorted(p for p in (root / FOLDER).rglob("*") if p.is_file() and p.name != ".gitignore")
+    """The results in the cache (not the sets of Python files they name)."""
+    return sorted(
+        p for p in (root / FOLDER).rglob("*") if p.is_file() and p.name != ".gitignore" and p.parent.name != CODE_SETS
+    )
 
 
 @pytest.mark.parametrize(
@@ -264,6 +269,88 @@ def test_python_source_many_results_rest_on_is_looked_at_once_a_run(megalint, tm
     again = megalint(*argv, cwd=tmp_path)
     assert (again.rc, again.out) == (first.rc, first.out) and first.codes.count("ML504") == 3
     assert looked and len(looked) == len(set(looked))  # the three results rest on the same files
+
+
+def test_a_script_many_scripts_source_is_read_once_a_run(megalint, tmp_path, cache_on, monkeypatch):
+    import megalint.checking.cache as cache
+
+    files = {"env.sh": "TP=3\n"}
+    for name in ("a.sh", "b.sh", "c.sh"):
+        files[name] = "source ./env.sh\n" + ERROR.replace("size 3", "size $TP")
+    write_all(tmp_path, files)
+    argv = ("--isolated", "--output-format", "concise", "--jobs", "1", "a.sh", "b.sh", "c.sh")
+    first = megalint(*argv, cwd=tmp_path)
+    read: list[str] = []
+    real = cache.decode
+    monkeypatch.setattr(cache, "decode", lambda path, data: read.append(path) or real(path, data))
+    again = megalint(*argv, cwd=tmp_path)
+    assert (again.rc, again.out) == (first.rc, first.out) and first.codes == ["ML101"] * 3
+    assert [os.path.basename(p) for p in read] == ["env.sh"]
+
+
+@pytest.mark.parametrize("code", [("convert.py",), (("convert.py", "0" * 64),), 5, None])
+def test_an_entry_naming_python_files_in_another_shape_is_not_trusted(tmp_path, code):
+    from megalint.checking.cache import ResultCache
+    from megalint.checking.outcome import Outcome
+
+    cache = ResultCache(str(tmp_path), "setup")
+    cache.put("run.sh", "text", Outcome([], {}))
+    assert cache.get("run.sh", "text") is not None
+    (entry,) = entries(tmp_path)
+    payload = pickle.dumps((Outcome([], {}), {}, code))
+    entry.write_bytes(MAGIC + hashlib.sha256(payload).digest() + payload)
+    assert ResultCache(str(tmp_path), "setup").get("run.sh", "text") is None
+
+
+def _signed(payload: bytes) -> bytes:
+    return MAGIC + hashlib.sha256(payload).digest() + payload
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda data: data[: len(data) // 2],  # cut short
+        lambda data: _signed(pickle.dumps((("other.py", "0" * 64),))),  # another set, whole
+        lambda data: _signed(pickle.dumps((["convert.py", "0" * 64],))),  # not (path, hash) pairs
+        lambda data: _signed(pickle.dumps(())),  # no file at all
+    ],
+)
+def test_a_damaged_set_of_python_files_is_not_trusted_and_written_again(tmp_path, damage):
+    """Results name the Python files they rest on by the key of a set kept once in the cache:
+    a set file that does not verify, or is not the set its key names, makes no result trusted."""
+    from megalint.checking.cache import ResultCache
+    from megalint.checking.outcome import Outcome
+
+    program = tmp_path / "convert.py"
+    program.write_text("CHOICES = ['a']\n", encoding="utf-8")
+    outcome = Outcome([], {}, code=frozenset({str(program)}))
+    ResultCache(str(tmp_path), "setup").put("run.sh", "text", outcome)
+    (code_set,) = (tmp_path / FOLDER / CODE_SETS).iterdir()
+    assert ResultCache(str(tmp_path), "setup").get("run.sh", "text") is not None
+    good = code_set.read_bytes()
+    code_set.write_bytes(damage(good))
+    assert ResultCache(str(tmp_path), "setup").get("run.sh", "text") is None
+    ResultCache(str(tmp_path), "setup").put("run.sh", "text", outcome)  # the next run's result
+    assert code_set.read_bytes() == good
+    assert ResultCache(str(tmp_path), "setup").get("run.sh", "text") is not None
+    program.write_text("CHOICES = ['a', 'b']\n", encoding="utf-8")
+    assert ResultCache(str(tmp_path), "setup").get("run.sh", "text") is None
+
+
+def test_the_python_files_of_many_results_are_named_once(tmp_path):
+    from megalint.checking.cache import ResultCache
+    from megalint.checking.outcome import Outcome
+
+    programs = [tmp_path / f"p{i}.py" for i in range(20)]
+    for p in programs:
+        p.write_text("X = 1\n", encoding="utf-8")
+    cache = ResultCache(str(tmp_path), "setup")
+    for name in ("a.sh", "b.sh", "c.sh"):
+        cache.put(name, "text", Outcome([], {}, code=frozenset(str(p) for p in programs)))
+    assert len(list((tmp_path / FOLDER / CODE_SETS).iterdir())) == 1
+    got = ResultCache(str(tmp_path), "setup").get("b.sh", "text")
+    assert got is not None and got.code == frozenset()
+    assert all(str(programs[0]).encode() not in e.read_bytes() for e in entries(tmp_path))
 
 
 def test_the_linter_and_settings_are_made_before_the_workers_fork(tmp_path, monkeypatch):
