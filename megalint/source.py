@@ -159,6 +159,13 @@ class SourceFile:
         self._ascii = len(self.data) == len(text)
         self._wide: _WideLines | None = None  # the lines with non-ASCII characters, for char_offset
 
+    def __reduce__(self) -> tuple[type[SourceFile], tuple[str, str] | tuple[str, str, bytes]]:
+        # Sent to another process or kept in the cache of results as its text: the bytes are sent
+        # only when they are not the text's UTF-8, and what is worked out on first use is not.
+        if self.data == self.text.encode("utf-8"):
+            return (SourceFile, (self.path, self.text))
+        return (SourceFile, (self.path, self.text, self.data))
+
     @property
     def line_starts(self) -> list[int]:
         """The character offset of each line's start; found on first use (most files are

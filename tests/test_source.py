@@ -42,3 +42,24 @@ def test_spans_find_the_line_and_column_the_text_has(text, data):
     given_pos = Span("t.sh", *position(a), *position(b), a, b)
     assert span == given_pos and hash(span) == hash(given_pos) and not span < given_pos
     assert pickle.loads(pickle.dumps(span)) == span and repr(span) == repr(given_pos)
+
+
+@given(_TEXT, st.data())
+def test_a_file_sent_elsewhere_is_its_text_and_finds_the_same_places(text, data):
+    sf = SourceFile("t.sh", text)
+    raw = text.encode("utf-8")
+    b = data.draw(st.integers(min_value=0, max_value=len(raw)))
+    before = (sf.char_offset(b), sf.line_starts[:])
+    sent = pickle.dumps(sf)
+    assert len(sent) < len(raw) + 100  # the text only, not its bytes beside it
+    back = pickle.loads(sent)
+    assert (back.path, back.text, back.data) == (sf.path, sf.text, sf.data)
+    assert (back.char_offset(b), back.line_starts) == before
+
+
+def test_a_file_whose_bytes_are_not_its_texts_utf8_keeps_them():
+    # The bytes a file was decoded from, when they are not its text's UTF-8, still give the
+    # byte -> character offsets of the file as it was read.
+    sf = SourceFile("t.sh", "ÿab", "ÿab".encode("latin-1"))
+    back = pickle.loads(pickle.dumps(sf))
+    assert back.data == b"\xffab" and back.char_offset(1) == sf.char_offset(1) == 1
