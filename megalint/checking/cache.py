@@ -21,6 +21,7 @@ import io
 import os
 import pickle
 import tempfile
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
@@ -107,30 +108,32 @@ class ResultCache:
     def put(self, shown: str, text: str, outcome: Outcome) -> None:
         """Store the outcome; a cache that cannot be written is left alone."""
         read = {path: digest(src.text) for path, src in outcome.sources.items() if path != shown}
-        pairs = []
+        pairs, seen = [], []
         for path in sorted(outcome.code):
-            hashed = _code_digest(path)
-            if hashed is None:
+            state = _code_state(path)
+            if state is None:
                 return  # a file it rests on cannot be read now: nothing to check a later run against
-            pairs.append((path, hashed))
-        code = self._put_code(tuple(pairs))
+            pairs.append((path, state[0]))
+            seen.append(state[1:])
+        code = self._put_code(tuple(pairs), tuple(seen))
         if code is None:
             return
         # The Python files are named once, in the file of their set; the outcome need not name them.
         payload = pickle.dumps((replace(outcome, code=frozenset()), read, code), protocol=pickle.HIGHEST_PROTOCOL)
         self._write(self._path(self.key(shown, text)), payload)
 
-    def _put_code(self, pairs: tuple[tuple[str, str], ...]) -> str | None:
+    def _put_code(self, pairs: tuple[tuple[str, str], ...], seen: tuple[tuple[int, int, int], ...]) -> str | None:
         """The key of a set of Python files and their hashes ("" for none), its file written once a
         run: the scripts of a fork rest on the same tens of files, named once instead of in each
-        entry. None when it cannot be written."""
+        entry. Beside each hash, the file's size and time as it was hashed, and when (`seen`), so
+        that a later run need not read a file that has not been touched since. None when it cannot
+        be written."""
         if not pairs:
             return ""
         key = digest(*(part for pair in pairs for part in pair))
         if key not in self._code_written:
-            if not self._write(
-                os.path.join(self.folder, CODE_SETS, key), pickle.dumps(pairs, protocol=pickle.HIGHEST_PROTOCOL)
-            ):
+            data = pickle.dumps((pairs, seen), protocol=pickle.HIGHEST_PROTOCOL)
+            if not self._write(os.path.join(self.folder, CODE_SETS, key), data):
                 return None
             self._code_written.add(key)
         return key
@@ -193,22 +196,30 @@ class ResultCache:
             return True
         verdict = self._code_verdicts.get(key)
         if verdict is None:
-            pairs = self._read(os.path.join(self.folder, CODE_SETS, key))
-            verdict = isinstance(pairs, tuple) and bool(pairs)
-            for pair in pairs if verdict else ():
-                if not (isinstance(pair, tuple) and len(pair) == 2 and all(isinstance(p, str) for p in pair)):
-                    verdict = False
-                    break
-                path, hashed = pair
-                if path not in self._code_digests:
-                    self._code_digests[path] = _code_digest(path)
-                if self._code_digests[path] is None or self._code_digests[path] != hashed:
-                    verdict = False
-                    break
-            # The set is what its key names (a file of another set renamed into place is not).
-            verdict = verdict and digest(*(part for pair in pairs for part in pair)) == key
-            self._code_verdicts[key] = verdict
+            verdict = self._code_verdicts[key] = self._check_code_set(key)
         return verdict
+
+    def _check_code_set(self, key: str) -> bool:
+        held = self._read(os.path.join(self.folder, CODE_SETS, key))
+        if not (isinstance(held, tuple) and len(held) == 2):
+            return False
+        pairs, seen = held
+        if not (isinstance(pairs, tuple) and isinstance(seen, tuple) and pairs and len(pairs) == len(seen)):
+            return False
+        for pair, then in zip(pairs, seen, strict=True):
+            if not (isinstance(pair, tuple) and len(pair) == 2 and all(isinstance(p, str) for p in pair)):
+                return False
+            if not (isinstance(then, tuple) and len(then) == 3 and all(type(n) is int for n in then)):
+                return False
+        # The set is what its key names (a file of another set renamed into place is not).
+        if digest(*(part for pair in pairs for part in pair)) != key:
+            return False
+        for (path, hashed), (size, mtime_ns, hashed_at) in zip(pairs, seen, strict=True):
+            if path not in self._code_digests:
+                self._code_digests[path] = _code_digest(path, (size, mtime_ns, hashed_at), hashed)
+            if self._code_digests[path] != hashed:
+                return False
+        return True
 
     def _prepare(self, folder: str) -> None:
         if not os.path.isdir(self.folder):
@@ -239,13 +250,34 @@ def build_stamp() -> str:
     return digest(*parts)
 
 
-def _code_digest(path: str) -> str | None:
-    """The hash of a Python file a result rests on, worked out once per version of the file in a
-    run (many scripts rest on the same fork's sources)."""
+# A file is known unchanged by its size and time alone only when it had not been written for this
+# long when it was hashed: one written again within the same tick of its clock keeps its time.
+_SETTLED_NS = 2_000_000_000
+
+
+def _code_state(path: str) -> tuple[str, int, int, int] | None:
+    """The hash of a Python file a result rests on, with its size and time and when it was hashed;
+    hashed once per version of the file in a run (many scripts rest on the same fork's sources)."""
     try:
         st = os.stat(path)
     except OSError:
         return None
+    hashed = _file_digest(path, st.st_mtime_ns, st.st_size)
+    return None if hashed is None else (hashed, st.st_size, st.st_mtime_ns, time.time_ns())
+
+
+def _code_digest(path: str, then: tuple[int, int, int] | None = None, hashed: str | None = None) -> str | None:
+    """The hash of a Python file now. `then` (size, time, when hashed) and `hashed`: what an
+    earlier run saw; a file of that size and time, not written for a while before it was hashed,
+    has that hash still and is not read again."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if then is not None and hashed is not None:
+        size, mtime_ns, hashed_at = then
+        if st.st_size == size and st.st_mtime_ns == mtime_ns and mtime_ns + _SETTLED_NS <= hashed_at:
+            return hashed
     return _file_digest(path, st.st_mtime_ns, st.st_size)
 
 

@@ -265,7 +265,7 @@ def test_python_source_many_results_rest_on_is_looked_at_once_a_run(megalint, tm
     first = megalint(*argv, cwd=tmp_path)
     looked: list[str] = []
     real = cache._code_digest
-    monkeypatch.setattr(cache, "_code_digest", lambda path: looked.append(path) or real(path))
+    monkeypatch.setattr(cache, "_code_digest", lambda path, *then: looked.append(path) or real(path, *then))
     again = megalint(*argv, cwd=tmp_path)
     assert (again.rc, again.out) == (first.rc, first.out) and first.codes.count("ML504") == 3
     assert looked and len(looked) == len(set(looked))  # the three results rest on the same files
@@ -310,9 +310,10 @@ def _signed(payload: bytes) -> bytes:
     "damage",
     [
         lambda data: data[: len(data) // 2],  # cut short
-        lambda data: _signed(pickle.dumps((("other.py", "0" * 64),))),  # another set, whole
-        lambda data: _signed(pickle.dumps((["convert.py", "0" * 64],))),  # not (path, hash) pairs
-        lambda data: _signed(pickle.dumps(())),  # no file at all
+        lambda data: _signed(pickle.dumps(((("other.py", "0" * 64),), ((1, 2, 3),)))),  # another set, whole
+        lambda data: _signed(pickle.dumps(((["convert.py", "0" * 64],), ((1, 2, 3),)))),  # not (path, hash)
+        lambda data: _signed(pickle.dumps(((), ()))),  # no file at all
+        lambda data: _signed(pickle.dumps(pickle.loads(data[len(MAGIC) + 32 :])[0])),  # no sizes and times
     ],
 )
 def test_a_damaged_set_of_python_files_is_not_trusted_and_written_again(tmp_path, damage):
@@ -331,9 +332,49 @@ def test_a_damaged_set_of_python_files_is_not_trusted_and_written_again(tmp_path
     code_set.write_bytes(damage(good))
     assert ResultCache(str(tmp_path), "setup").get("run.sh", "text") is None
     ResultCache(str(tmp_path), "setup").put("run.sh", "text", outcome)  # the next run's result
-    assert code_set.read_bytes() == good
+    assert code_set.read_bytes() != damage(good)  # written again whole
     assert ResultCache(str(tmp_path), "setup").get("run.sh", "text") is not None
     program.write_text("CHOICES = ['a', 'b']\n", encoding="utf-8")
+    assert ResultCache(str(tmp_path), "setup").get("run.sh", "text") is None
+
+
+def _settled(path: Path, seconds: int = 60) -> None:
+    """The file as one written `seconds` ago."""
+    then = path.stat().st_mtime_ns - seconds * 1_000_000_000
+    os.utime(path, ns=(then, then))
+
+
+def test_a_python_file_untouched_since_it_was_hashed_is_not_read_again(tmp_path, monkeypatch):
+    import megalint.checking.cache as cache
+
+    program = tmp_path / "convert.py"
+    program.write_text("CHOICES = ['a']\n", encoding="utf-8")
+    _settled(program)
+    outcome = cache.Outcome([], {}, code=frozenset({str(program)}))
+    cache.ResultCache(str(tmp_path), "setup").put("run.sh", "text", outcome)
+    read: list[str] = []
+    real = cache._file_digest.__wrapped__
+    monkeypatch.setattr(cache, "_file_digest", lambda path, *stat: read.append(path) or real(path, *stat))
+    assert cache.ResultCache(str(tmp_path), "setup").get("run.sh", "text") is not None
+    assert read == []
+    program.write_text("CHOICES = ['b']\n", encoding="utf-8")  # same size, a new time
+    assert cache.ResultCache(str(tmp_path), "setup").get("run.sh", "text") is None
+    assert read == [str(program)]
+
+
+def test_a_python_file_written_again_within_its_clocks_tick_is_read_again(tmp_path):
+    """A file hashed just after it was written may be written again with the same size and time
+    (a coarse clock): its size and time say nothing then, and its text is hashed again."""
+    from megalint.checking.cache import ResultCache, _file_digest
+    from megalint.checking.outcome import Outcome
+
+    program = tmp_path / "convert.py"
+    program.write_text("CHOICES = ['a']\n", encoding="utf-8")
+    mtime = program.stat().st_mtime_ns
+    ResultCache(str(tmp_path), "setup").put("run.sh", "text", Outcome([], {}, code=frozenset({str(program)})))
+    program.write_text("CHOICES = ['b']\n", encoding="utf-8")
+    os.utime(program, ns=(mtime, mtime))
+    _file_digest.cache_clear()  # the next run is another process
     assert ResultCache(str(tmp_path), "setup").get("run.sh", "text") is None
 
 
