@@ -263,7 +263,7 @@ def _code_state(path: str) -> tuple[str, int, int, int] | None:
     except OSError:
         return None
     hashed = _file_digest(path, st.st_mtime_ns, st.st_size)
-    return None if hashed is None else (hashed, st.st_size, st.st_mtime_ns, time.time_ns())
+    return None if hashed is None else (hashed[0], st.st_size, st.st_mtime_ns, hashed[1])
 
 
 def _code_digest(path: str, then: tuple[int, int, int] | None = None, hashed: str | None = None) -> str | None:
@@ -278,14 +278,17 @@ def _code_digest(path: str, then: tuple[int, int, int] | None = None, hashed: st
         size, mtime_ns, hashed_at = then
         if st.st_size == size and st.st_mtime_ns == mtime_ns and mtime_ns + _SETTLED_NS <= hashed_at:
             return hashed
-    return _file_digest(path, st.st_mtime_ns, st.st_size)
+    now = _file_digest(path, st.st_mtime_ns, st.st_size)
+    return None if now is None else now[0]
 
 
 @cache
-def _file_digest(path: str, _mtime_ns: int, _size: int) -> str | None:
+def _file_digest(path: str, _mtime_ns: int, _size: int) -> tuple[str, int] | None:
+    """The hash of a file's bytes, and the time just before they were read."""
+    at = time.time_ns()
     try:
         with open(path, "rb") as fh:
-            return digest(fh.read())
+            return digest(fh.read()), at
     except OSError:
         return None
 

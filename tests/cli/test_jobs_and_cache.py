@@ -9,6 +9,7 @@ import os
 import pickle
 import random
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -376,6 +377,29 @@ def test_a_python_file_written_again_within_its_clocks_tick_is_read_again(tmp_pa
     os.utime(program, ns=(mtime, mtime))
     _file_digest.cache_clear()  # the next run is another process
     assert ResultCache(str(tmp_path), "setup").get("run.sh", "text") is None
+
+
+def test_a_python_file_is_settled_by_when_its_bytes_were_read_not_by_when_a_result_was_kept(tmp_path, monkeypatch):
+    """One run keeps two results resting on a file it hashed just after the file was written; the
+    file is written again within the same tick before the second is kept. The second names the
+    hash of the first reading, and the time of that reading: the next run reads the file again."""
+    import megalint.checking.cache as cache
+
+    program = tmp_path / "convert.py"
+    program.write_text("CHOICES = ['a']\n", encoding="utf-8")
+    mtime = program.stat().st_mtime_ns
+    code = frozenset({str(program)})
+    run = cache.ResultCache(str(tmp_path), "setup")
+    run.put("a.sh", "text", cache.Outcome([], {}, code=code))
+    program.write_text("CHOICES = ['b']\n", encoding="utf-8")
+    os.utime(program, ns=(mtime, mtime))
+    later = time.time_ns() + 10_000_000_000
+    monkeypatch.setattr(cache.time, "time_ns", lambda: later)  # the second result is kept later
+    other = tmp_path / "other.py"
+    other.write_text("X = 1\n", encoding="utf-8")
+    run.put("b.sh", "text", cache.Outcome([], {}, code=code | {str(other)}))  # another set
+    cache._file_digest.cache_clear()  # the next run is another process
+    assert cache.ResultCache(str(tmp_path), "setup").get("b.sh", "text") is None
 
 
 def test_the_python_files_of_many_results_are_named_once(tmp_path):
