@@ -130,7 +130,7 @@ class ResultCache:
         be written."""
         if not pairs:
             return ""
-        key = digest(*(part for pair in pairs for part in pair))
+        key = _code_set_key(pairs)
         if key not in self._code_written:
             data = pickle.dumps((pairs, seen), protocol=pickle.HIGHEST_PROTOCOL)
             if not self._write(os.path.join(self.folder, CODE_SETS, key), data):
@@ -212,7 +212,7 @@ class ResultCache:
             if not (isinstance(then, tuple) and len(then) == 3 and all(type(n) is int for n in then)):
                 return False
         # The set is what its key names (a file of another set renamed into place is not).
-        if digest(*(part for pair in pairs for part in pair)) != key:
+        if _code_set_key(pairs) != key:
             return False
         for (path, hashed), (size, mtime_ns, hashed_at) in zip(pairs, seen, strict=True):
             if path not in self._code_digests:
@@ -250,6 +250,11 @@ def build_stamp() -> str:
     return digest(*parts)
 
 
+def _code_set_key(pairs: tuple[tuple[str, str], ...]) -> str:
+    """The key of a set of Python files: a hash of their paths and hashes, in order."""
+    return digest(*(part for pair in pairs for part in pair))
+
+
 # A file is known unchanged by its size and time alone only when it had not been written for this
 # long when it was hashed: one written again within the same tick of its clock keeps its time.
 _SETTLED_NS = 2_000_000_000
@@ -266,7 +271,7 @@ def _code_state(path: str) -> tuple[str, int, int, int] | None:
     return None if hashed is None else (hashed[0], st.st_size, st.st_mtime_ns, hashed[1])
 
 
-def _code_digest(path: str, then: tuple[int, int, int] | None = None, hashed: str | None = None) -> str | None:
+def _code_digest(path: str, then: tuple[int, int, int], hashed: str) -> str | None:
     """The hash of a Python file now. `then` (size, time, when hashed) and `hashed`: what an
     earlier run saw; a file of that size and time, not written for a while before it was hashed,
     has that hash still and is not read again."""
@@ -274,10 +279,9 @@ def _code_digest(path: str, then: tuple[int, int, int] | None = None, hashed: st
         st = os.stat(path)
     except OSError:
         return None
-    if then is not None and hashed is not None:
-        size, mtime_ns, hashed_at = then
-        if st.st_size == size and st.st_mtime_ns == mtime_ns and mtime_ns + _SETTLED_NS <= hashed_at:
-            return hashed
+    size, mtime_ns, hashed_at = then
+    if st.st_size == size and st.st_mtime_ns == mtime_ns and mtime_ns + _SETTLED_NS <= hashed_at:
+        return hashed
     now = _file_digest(path, st.st_mtime_ns, st.st_size)
     return None if now is None else now[0]
 

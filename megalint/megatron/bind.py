@@ -368,32 +368,29 @@ class _Binder:
         for at in sorted(index[dest] for dest in self.occ if dest in index):
             dest, first, default = _defaults(self.cat)[at]
             occs = self.occ[dest]
-            if occs:
-                arg = BoundArg(dest, first, default, default)
-                arg.given = True
-                arg.occurrences = occs
-                arg.spec = occs[-1].spec
-                arg.value = self._final(first, default, occs)
-                accumulating = all(o.spec.action in ("append", "append_const", "count") for o in occs)
-                if len(occs) > 1 and not accumulating:
-                    last = occs[-1]
-                    earlier = tuple(o.flag_span for o in occs[:-1] if o.flag_span is not None)
-                    shown = ", ".join(
-                        o.flag.partial_text
-                        if not o.values
-                        else f"{o.option} {' '.join(w.partial_text for w in o.values)}"
-                        for o in occs
-                    )
-                    self.problem(
-                        ProblemKind.REPEATED_FLAG,
-                        f"{dest} is set {len(occs)} times ({shown}); the last one wins",
-                        last.flag_span,
-                        words=tuple(o.flag for o in occs),
-                        option=last.option,
-                        dest=dest,
-                        related=earlier,
-                    )
-                args[dest] = arg
+            arg = BoundArg(dest, first, default, default)
+            arg.given = True
+            arg.occurrences = occs
+            arg.spec = occs[-1].spec
+            arg.value = self._final(first, default, occs)
+            accumulating = all(o.spec.action in ("append", "append_const", "count") for o in occs)
+            if len(occs) > 1 and not accumulating:
+                last = occs[-1]
+                earlier = tuple(o.flag_span for o in occs[:-1] if o.flag_span is not None)
+                shown = ", ".join(
+                    o.flag.partial_text if not o.values else f"{o.option} {' '.join(w.partial_text for w in o.values)}"
+                    for o in occs
+                )
+                self.problem(
+                    ProblemKind.REPEATED_FLAG,
+                    f"{dest} is set {len(occs)} times ({shown}); the last one wins",
+                    last.flag_span,
+                    words=tuple(o.flag for o in occs),
+                    option=last.option,
+                    dest=dest,
+                    related=earlier,
+                )
+            args[dest] = arg
         self.problems.sort(key=lambda p: _order(p, self.argv))
         return BoundArgs(self.cat.version, self.cat, args, self.problems, self.passthrough, self.argv)
 
