@@ -16,32 +16,10 @@ import gc
 import hashlib
 import os
 import pickle
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 _DIGEST = 64  # hex characters of a SHA-256
-_PACKAGE = Path(__file__).resolve().parent
-
-
-@cache
-def wheel_stamp() -> tuple[str, ...] | None:
-    """(the wheel's dist-info folder, its RECORD's time and size) when megalint runs from an
-    installed wheel; None in a source checkout (or an editable install, which runs from one)."""
-    if _PACKAGE.parent.name != "site-packages":
-        return None
-    try:
-        entries = list(os.scandir(_PACKAGE.parent))
-    except OSError:
-        return None
-    for entry in entries:
-        if entry.name.startswith("megalint-") and entry.name.endswith(".dist-info"):
-            try:
-                st = os.stat(os.path.join(entry.path, "RECORD"))
-            except OSError:
-                return None
-            return entry.name, str(st.st_mtime_ns), str(st.st_size)
-    return None
 
 
 def read_entry(where: Path) -> Any | None:

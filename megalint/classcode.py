@@ -19,9 +19,12 @@ import builtins
 import os
 import sys
 from types import CodeType
-from typing import Any
 
 from megalint.cachedir import cache_folder
+
+TYPE_CHECKING = False  # not from `typing`: the command line imports this module first
+if TYPE_CHECKING:
+    from typing import Any
 
 # hashlib and marshal are imported by `install`: `megalint --version` imports this module and
 # needs neither.

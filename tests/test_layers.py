@@ -19,8 +19,10 @@ LAYERS: list[str] = [
     "errors",  # the error hierarchy and exit statuses
     "source",  # a script's text and positions
     "cachedir",  # where megalint keeps what later runs reuse
-    "cache_entry",  # how it keeps an entry there, and the stamp of an installed megalint
+    "stamp",  # which build of megalint runs, named without reading its files
+    "cache_entry",  # how it keeps an entry there
     "classcode",  # the methods dataclasses compile, kept between runs of the command line
+    "replay",  # the output of a repeated command, kept and printed again while nothing changed
     "diagnostics",  # what a finding is
     "shell",  # parse and interpret the script
     "launch",  # the launches and their environment

@@ -25,14 +25,13 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 from megalint import __version__
-from megalint.cache_entry import wheel_stamp
 from megalint.checking.outcome import Outcome
 from megalint.errors import InputError
 from megalint.source import decode
+from megalint.stamp import package_stamp
 
 FOLDER = ".megalint_cache"
 MAGIC = b"megalint-result-4\n"
@@ -80,6 +79,7 @@ class ResultCache:
     # once a run: an entry names tens of them, the same for every script of a repository.
     _code_verdicts: dict[str, bool] = field(default_factory=dict, init=False, repr=False, compare=False)
     _code_written: set[str] = field(default_factory=set, init=False, repr=False, compare=False)
+    _code_paths: dict[str, frozenset[str]] = field(default_factory=dict, init=False, repr=False, compare=False)
     # The hash of each sourced script, read once a run (a common file sourced by many scripts).
     _source_digests: dict[str, str | None] = field(default_factory=dict, init=False, repr=False, compare=False)
 
@@ -103,7 +103,8 @@ class ResultCache:
             return None
         if not self._code_unchanged(code) or not self._unchanged(read):
             return None
-        return outcome
+        # The Python files, named in their set, are the outcome's again: as the check made it.
+        return replace(outcome, code=self._code_paths[code]) if code else outcome
 
     def put(self, shown: str, text: str, outcome: Outcome) -> None:
         """Store the outcome; a cache that cannot be written is left alone."""
@@ -214,6 +215,7 @@ class ResultCache:
         # The set is what its key names (a file of another set renamed into place is not).
         if _code_set_key(pairs) != key:
             return False
+        self._code_paths[key] = frozenset(path for path, _ in pairs)
         for (path, hashed), (size, mtime_ns, hashed_at) in zip(pairs, seen, strict=True):
             if path not in self._code_digests:
                 self._code_digests[path] = _code_digest(path, (size, mtime_ns, hashed_at), hashed)
@@ -232,22 +234,9 @@ class ResultCache:
 
 @cache
 def build_stamp() -> str:
-    """The size and time of every file of this megalint: a checkout changed between runs, with the
-    same version number, is another megalint whose results are not these."""
-    stamp = wheel_stamp()
-    if stamp is not None:
-        # An installed wheel changes only by being installed again, which writes its RECORD anew:
-        # one stat instead of one per file (a tenth of a short run).
-        return digest(*stamp)
-    root = Path(__file__).resolve().parent.parent
-    parts: list[str] = []
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        for name in sorted(files):
-            if name.endswith((".py", ".json", ".yaml")):
-                st = os.stat(os.path.join(folder, name))
-                parts.append(f"{os.path.relpath(os.path.join(folder, name), root)}:{st.st_size}:{st.st_mtime_ns}")
-    return digest(*parts)
+    """This megalint's build (stamp.py): results of another build, with the same version number,
+    are not these."""
+    return digest(*package_stamp())
 
 
 def _code_set_key(pairs: tuple[tuple[str, str], ...]) -> str:

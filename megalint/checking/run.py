@@ -92,6 +92,7 @@ class RunResult:
     checked: int = 0  # files linted (standard input included)
     passed_through: int = 0  # standard input excluded with --force-exclude
     rule_errors: int = 0  # rules that failed on a file (each told as a note)
+    code: set[str] = field(default_factory=set)  # the Python files that decided the findings
 
 
 @dataclass
@@ -192,6 +193,7 @@ def check_files(
             write(outcome.diff)
         run.fixed += outcome.fixed
         run.sources.update(outcome.sources)
+        run.code.update(outcome.code)
         run.diagnostics.extend(outcome.diagnostics)
         level = None if setup.threshold == "none" else Severity(setup.threshold).rank
         run.failing = run.failing or (level is not None and any(d.severity.rank >= level for d in outcome.diagnostics))
@@ -251,16 +253,22 @@ def jobs(options: RunOptions, setups: Setups) -> int:
     return _run_config(setups).jobs or default_jobs()
 
 
-def cached(options: RunOptions, setups: Setups) -> CacheFor:
-    """The cache of results of each setup, in `.megalint_cache/` at the root of the run; none
-    with --no-cache, `cache = false` or MEGALINT_NO_CACHE set."""
+def cache_root(options: RunOptions, setups: Setups) -> str | None:
+    """The folder whose `.megalint_cache/` keeps the run's results; None with --no-cache,
+    `cache = false` or MEGALINT_NO_CACHE set."""
     cfg = _run_config(setups)
-    on = options.cache and cfg.cache and not os.environ.get("MEGALINT_NO_CACHE")
-    root = cfg.root if cfg.path else os.getcwd()
+    if not (options.cache and cfg.cache and not os.environ.get("MEGALINT_NO_CACHE")):
+        return None
+    return cfg.root if cfg.path else os.getcwd()
+
+
+def cached(options: RunOptions, setups: Setups) -> CacheFor:
+    """The cache of results of each setup, in `.megalint_cache/` at the root of the run."""
+    root = cache_root(options, setups)
     made: dict[int, ResultCache | None] = {}
 
     def cache_for(setup: Setup) -> ResultCache | None:
-        if not on:
+        if root is None:
             return None
         if id(setup) not in made:
             made[id(setup)] = ResultCache(root, setup_key(setups, setup))

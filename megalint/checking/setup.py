@@ -165,6 +165,10 @@ class Setups:
             self._setups[key] = self._make_setup(cfg)
         return self._setups[key]
 
+    def used(self) -> list[Config]:
+        """The configuration of each setup made so far."""
+        return [s.config for s in self._setups.values()]
+
     def _make_setup(self, cfg: Config) -> Setup:
         opts = self.options
         version_note = cfg.version_note() if opts.megatron_version is None else None

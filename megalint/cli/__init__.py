@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
-from typing import NoReturn
 
-from megalint import classcode
+from megalint import classcode, replay
 from megalint.cli.guard import run_guarded
 from megalint.errors import ExitCode, UsageError
+
+TYPE_CHECKING = False  # not from `typing`: a replayed run (replay.py) imports as little as it can
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import NoReturn
 
 # Each command's module is imported when it runs: `megalint rules` need not load the pipeline.
 
@@ -105,11 +108,23 @@ def run() -> NoReturn:
     run).
     """
     argv = sys.argv[1:]
+    replay.enable()
+    if not argv or argv[0] not in SUBCOMMANDS and argv[0] not in ("--version", "-V"):
+        try:
+            replayed = replay.serve(argv)
+        except Exception:  # noqa: BLE001 - a replay that cannot be made is a run made in full
+            replayed = None
+        if replayed is not None:
+            _exit(replayed)
     classcode.enable()
     if argv and argv[0] in SUBCOMMANDS:
         classcode.install()  # the main command installs it once its options are read (check.py)
     status = main(argv)
     classcode.save()
+    _exit(status)
+
+
+def _exit(status: int) -> NoReturn:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

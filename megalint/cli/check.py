@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
-from megalint import __version__, classcode
+from megalint import __version__, classcode, replay
 from megalint.cli.analysis import add_analysis_options, analysis_setups, check_analysis_options
 from megalint.cli.guard import note
 from megalint.cli.version import version_text
@@ -22,7 +22,8 @@ from megalint.errors import ExitCode, UsageError
 from megalint.output import HUMAN_FORMATS, OutputTarget, parse_output_formats, render
 
 if TYPE_CHECKING:
-    from megalint.checking.run import RunResult
+    from megalint.checking.run import RunOptions, RunResult
+    from megalint.checking.setup import Setups
 
 DEFAULT_WIDTH = 100
 GC_THRESHOLD = 100_000  # allocations between two collections of the youngest objects
@@ -136,6 +137,58 @@ def _jobs(text: str) -> int:
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     classcode.install()  # once the options are read: `--help` needs no class
+    targets = parse_output_formats(args.output_format)
+    recording = replay.Recording() if replay.enabled() and _replayable(args, targets) else None
+    done = _Done()
+    try:
+        status = _check(args, targets, done)
+    finally:
+        if recording is not None:
+            recording.stop()
+    if recording is not None and done.rests_on is not None and status in (ExitCode.CLEAN, ExitCode.FINDINGS):
+        from megalint.config import CONFIG_NAMES
+
+        replay.keep(argv, recording, status, *done.rests_on, (*CONFIG_NAMES, "pyproject.toml"))
+    return status
+
+
+class _Done:
+    """What a run leaves for its replay (replay.py): the files and the folders its report rests on,
+    or None when the run is not one to replay."""
+
+    rests_on: tuple[set[str], set[str]] | None = None
+
+
+def _replayable(args: argparse.Namespace, targets: Sequence[OutputTarget]) -> bool:
+    """Whether the command writes nothing but its reports, on files named one by one, with no
+    folder of rules or Megatron checkout whose files would be named by folder (replay.py)."""
+    if args.fix or args.diff or args.unsafe_fixes or args.no_cache or args.stdin_filename is not None:
+        return False
+    if not args.paths or STDIN in args.paths or not all(os.path.isfile(p) for p in args.paths):
+        return False
+    if args.rule_dir or args.megatron_root or os.environ.get("GITHUB_STEP_SUMMARY"):
+        return False
+    return all(t.path is None for t in targets)
+
+
+def _rests_on(
+    args: argparse.Namespace, run: RunResult, setups: Setups, options: RunOptions
+) -> tuple[set[str], set[str]] | None:
+    """The files a replay of this run rests on and the folders whose configuration could apply;
+    None when a file could not be read, a rule failed, or the cache is not at the working folder."""
+    from megalint.checking.run import cache_root
+
+    if run.input_errors or run.internal_errors or run.rule_errors or run.passed_through:
+        return None
+    if cache_root(options, setups) != os.getcwd():
+        return None
+    if any(cfg.rule_dirs or cfg.megatron_roots for cfg in setups.used()):
+        return None
+    files = {*args.paths, *run.sources, *run.code, *([args.config] if args.config else [])}
+    return files, {os.path.dirname(os.path.abspath(p)) for p in args.paths}
+
+
+def _check(args: argparse.Namespace, targets: Sequence[OutputTarget], done: _Done) -> int:
     # Imported once the options are read: `--help` and a usage error need none of the pipeline.
     # Importing it makes thousands of long-lived objects and no garbage: collecting meanwhile only
     # costs time, and frozen they are left out of the collections of the run.
@@ -154,7 +207,6 @@ def main(argv: list[str]) -> int:
     # for 7 MiB more at the peak; 200,000 saved little more for 16 MiB.
     gc.set_threshold(GC_THRESHOLD, 10, 10)
 
-    targets = parse_output_formats(args.output_format)
     check_analysis_options(args)
     paths = args.paths or ([STDIN] if args.stdin_filename is not None else [])
     setups = analysis_setups(args, exclude=args.exclude, failure_threshold=args.failure_threshold)
@@ -162,6 +214,7 @@ def main(argv: list[str]) -> int:
     options = RunOptions(paths, args.force_exclude, args.stdin_filename, fixes, args.jobs, not args.no_cache)
     report_stream = sys.stderr if options.fixes_standard_input else sys.stdout
     run = check_files(setups, options, stdin=sys.stdin, note=note, write=_write_out)
+    done.rests_on = _rests_on(args, run, setups, options)
     # Nothing checked is not "All checks passed": the human report is left out, and a run that
     # found no script at all says so with its own status.
     nothing = run.checked == 0

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
 
 from megalint.errors import ExitCode, RuleFileError, UsageError, internal_error_line
+
+TYPE_CHECKING = False  # not from `typing`: the command line starts with this module
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 def note(message: str) -> None:

@@ -24,8 +24,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from megalint import __version__
-from megalint.cache_entry import read_entry, wheel_stamp, write_entry
+from megalint.cache_entry import read_entry, write_entry
 from megalint.megatron.extraction_cache import cache_dir
+from megalint.stamp import wheel_stamp
 
 # Raised when what an entry holds changes meaning, so that older entries are not read.
 CACHE_FORMAT = 1

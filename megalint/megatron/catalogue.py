@@ -59,11 +59,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from megalint import __version__
-from megalint.cache_entry import read_entry, wheel_stamp, write_entry
+from megalint.cache_entry import read_entry, write_entry
 from megalint.cachedir import cache_folder
 from megalint.errors import DataFormatError
 from megalint.megatron import versions as _versions
 from megalint.megatron.versions import KNOWN_VERSIONS, known_versions, resolve_version, version_key
+from megalint.stamp import wheel_stamp
 
 if TYPE_CHECKING:
     from importlib.abc import Traversable

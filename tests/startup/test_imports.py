@@ -167,3 +167,42 @@ def test_findings_from_the_cache_import_no_linter(tmp_path, fmt):
         _loaded(modules, ("megalint.pipeline", "megalint.checking.one_file", "megalint.shell.interp", "tree_sitter"))
         == []
     )
+
+
+_RUN_PROBE = """
+import json, os, sys
+from megalint import replay
+replay.STARTED_NS += 60 * 10**9  # the script, written just now, counts as settled
+exit_now = os._exit
+def exit_(status):
+    with open({modules!r}, "w") as fh:
+        json.dump(sorted(sys.modules), fh)
+    exit_now(status)
+os._exit = exit_
+sys.argv = ["megalint", *sys.argv[1:]]
+from megalint.cli import run
+run()
+"""
+
+
+@pytest.mark.parametrize("fmt", ["full", "json"])
+def test_a_replayed_run_imports_nothing_of_the_check(tmp_path, fmt):
+    """The command as a pre-commit hook runs it again on an unchanged file: its replay (replay.py)."""
+    (tmp_path / "launch.sh").write_text(LAUNCH)
+    env = child_env(tmp_path / "cache", caching=True)
+    runs = []
+    for n in range(3):  # the first fills the cache of results and keeps the replay
+        probe = _RUN_PROBE.format(modules=str(tmp_path / f"modules{n}.json"))
+        done = subprocess.run(
+            [sys.executable, "-c", probe, "--output-format", fmt, "launch.sh"],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+        )
+        runs.append((done.returncode, done.stdout, done.stderr))
+    assert runs[0][0] == 1 and "ML101" in runs[0][1]
+    assert runs[2] == runs[1] == runs[0]
+    modules = set(json.loads((tmp_path / "modules2.json").read_text()))
+    heavy = ("argparse", "dataclasses", "typing", "pickle", "hashlib", "megalint.checking", "megalint.config")
+    assert _loaded(modules, THIRD_PARTY + LINTER + heavy + ("megalint.output", "megalint.diagnostics")) == []

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from megalint import cache_entry
+from megalint import stamp as build
 from megalint.cli import main
 from megalint.engine import loader, rule_cache
 
@@ -23,7 +23,8 @@ MULTI_NODE = ROOT / "fixtures" / "site-policy" / "multi_node.slurm"
 
 def _forget() -> None:
     """Forget what this process knows of megalint's install and its packaged rules."""
-    cache_entry.wheel_stamp.cache_clear()
+    build.wheel_stamp.cache_clear()
+    build.package_stamp.cache_clear()
     loader._packaged_sources.cache_clear()
     loader._rules_key.cache_clear()
     loader._packaged_files.cache_clear()
@@ -50,22 +51,22 @@ def _fake_wheel(site: Path, record: str) -> Path:
 
 def test_an_installed_wheel_is_named_by_its_record(fresh, monkeypatch):
     package = _fake_wheel(fresh / "site-packages", "megalint/__init__.py,sha256=a,10\n")
-    monkeypatch.setattr(cache_entry, "_PACKAGE", package)
-    stamp = cache_entry.wheel_stamp()
+    monkeypatch.setattr(build, "_PACKAGE", package)
+    stamp = build.wheel_stamp()
     assert stamp is not None and stamp[0] == "megalint-0.1.0.dist-info"
     key = loader.packaged_rules_key()
     assert key == rule_cache.installed_key(stamp)
     _fake_wheel(fresh / "site-packages", "megalint/__init__.py,sha256=b,11\n")  # installed again
     _forget()
-    assert cache_entry.wheel_stamp() != stamp
+    assert build.wheel_stamp() != stamp
     assert loader.packaged_rules_key() != key
 
 
 def test_a_source_checkout_has_no_stamp_and_names_the_rules_by_their_contents(fresh, monkeypatch):
     package = fresh / "checkout" / "megalint"
     package.mkdir(parents=True)
-    monkeypatch.setattr(cache_entry, "_PACKAGE", package)
-    assert cache_entry.wheel_stamp() is None
+    monkeypatch.setattr(build, "_PACKAGE", package)
+    assert build.wheel_stamp() is None
     assert loader.packaged_rules_key() == rule_cache.cache_key(loader.packaged_rule_sources())
 
 
@@ -73,7 +74,7 @@ def test_a_source_checkout_sees_an_edited_rule_file(fresh, monkeypatch):
     rules = fresh / "rules"
     shutil.copytree(loader.packaged_rules_dir(), rules)  # type: ignore[arg-type]
     monkeypatch.setattr(loader, "packaged_rules_dir", lambda: rules)
-    assert cache_entry.wheel_stamp() is None
+    assert build.wheel_stamp() is None
     key = loader.packaged_rules_key()
     before = {r.code: repr(r.to_json()) for r in loader.packaged_rules()}
     edited = next(p for p in sorted(rules.rglob("*.yaml")) if '\nmessage: "' in p.read_text(encoding="utf-8"))
