@@ -7,6 +7,9 @@ module with a `.pyc`), so the command line keeps one: the code of each source te
 of the text, in a file of megalint's cache folder (cachedir.py) named for the interpreter's bytecode. The
 code is what `dataclasses` would compile from the same text; a file that is missing, unreadable
 or from another interpreter is ignored, and a run that compiled anything new writes the file again.
+Each code is kept as its own marshalled bytes and made into code when a class first asks for it:
+a run uses a tenth of the file (a run from the cache of results a few tens of its hundreds of
+methods), and unmarshalling all of it took longer than compiling what was used.
 
 Only the command line installs this (enabled by cli/__init__.py `run`, installed once a command's
 options are read), for its own process and the worker processes it forks; megalint used as a
@@ -31,7 +34,7 @@ if TYPE_CHECKING:
 
 _MAX_ENTRIES = 4096  # far more than megalint's classes need: a file past it starts again
 
-_codes: dict[bytes, CodeType] = {}
+_codes: dict[bytes, CodeType | bytes] = {}  # a code, or its marshalled bytes until first used
 _used: set[bytes] = set()
 _added = False
 _enabled = False
@@ -44,7 +47,7 @@ def cache_file() -> str:
     from importlib.util import MAGIC_NUMBER
 
     tag = sys.implementation.cache_tag or "unknown"
-    return os.path.join(cache_folder(), f"dataclass-code-{tag}-{MAGIC_NUMBER.hex()}.marshal")
+    return os.path.join(cache_folder(), f"dataclass-codes-{tag}-{MAGIC_NUMBER.hex()}.marshal")
 
 
 def enable() -> None:
@@ -78,10 +81,11 @@ def save() -> None:
     if not _added:
         return
     path = cache_file()
-    keep = _codes if len(_codes) <= _MAX_ENTRIES else {k: v for k, v in _codes.items() if k in _used}
-    tmp = f"{path}.{os.getpid()}.tmp"
     import marshal
 
+    kept = _codes if len(_codes) <= _MAX_ENTRIES else {k: v for k, v in _codes.items() if k in _used}
+    keep = {k: v if isinstance(v, bytes) else marshal.dumps(v) for k, v in kept.items()}
+    tmp = f"{path}.{os.getpid()}.tmp"
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(tmp, "wb") as fh:
@@ -94,7 +98,7 @@ def save() -> None:
             pass
 
 
-def _load(path: str) -> dict[bytes, CodeType]:
+def _load(path: str) -> dict[bytes, CodeType | bytes]:
     import marshal
 
     try:
@@ -104,14 +108,32 @@ def _load(path: str) -> dict[bytes, CodeType]:
         return {}
     if not isinstance(loaded, dict):
         return {}
-    return {k: v for k, v in loaded.items() if isinstance(k, bytes) and isinstance(v, CodeType)}
+    return {k: v for k, v in loaded.items() if isinstance(k, bytes) and isinstance(v, bytes)}
+
+
+def _code(key: bytes) -> CodeType | None:
+    """The kept code of a source text's hash, made from its bytes the first time it is asked for."""
+    held = _codes.get(key)
+    if held is None or isinstance(held, CodeType):
+        return held
+    import marshal
+
+    try:
+        code = marshal.loads(held)
+    except (EOFError, ValueError, TypeError):
+        code = None
+    if not isinstance(code, CodeType):
+        del _codes[key]
+        return None
+    _codes[key] = code
+    return code
 
 
 def _exec(source: Any, globals_: dict[str, Any] | None = None, locals_: Any = None) -> None:
     global _added
     if isinstance(source, str):
         key = _blake2b(source.encode("utf-8", "surrogatepass"), digest_size=20).digest()
-        code = _codes.get(key)
+        code = _code(key)
         if code is None:
             # As `exec` compiles a string: no `__future__` flags of this module.
             code = _codes[key] = compile(source, "<string>", "exec", dont_inherit=True)

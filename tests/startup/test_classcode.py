@@ -31,6 +31,7 @@ out = {{
     "codes": codes,
     "compiled": classcode._added,
     "kept": len(classcode._codes),
+    "made": sum(not isinstance(v, bytes) for v in classcode._codes.values()),
     "patched": "exec" in vars(dataclasses),
     "works": [s == Segment("8", None), repr(s)],
 }}
@@ -48,7 +49,7 @@ def _probe(cache: Path, *, install: bool = True, **env_extra: str) -> dict:
 
 
 def _kept(cache: Path) -> list[Path]:
-    return sorted(cache.glob("dataclass-code-*.marshal"))
+    return sorted(cache.glob("dataclass-codes-*.marshal"))
 
 
 def test_kept_code_is_what_dataclasses_compiles_and_the_next_run_reads_it(tmp_path):
@@ -116,3 +117,35 @@ def test_the_command_keeps_it(tmp_path):
         )
         assert (done.returncode, done.stdout) == (0, "All checks passed.\n")
         assert len(_kept(tmp_path / "cache")) == 1
+
+
+def test_each_code_is_made_when_first_used_and_a_damaged_one_is_compiled_again(tmp_path):
+    import marshal
+
+    cache = tmp_path / "cache"
+    first = _probe(cache)
+    (kept,) = _kept(cache)
+    # Another class's method, never used by the probe: kept as bytes, never made into code.
+    held = marshal.loads(kept.read_bytes())
+    held[b"\0" * 20] = marshal.dumps(compile("x = 1", "<string>", "exec"))
+    damaged = next(iter(sorted(k for k in held if k != b"\0" * 20)))
+    held[damaged] = b"\x00not code"
+    kept.write_bytes(marshal.dumps(held))
+    again = _probe(cache)
+    assert again["works"] == first["works"] and again["codes"] == first["codes"]
+    assert again["compiled"], "the damaged one is compiled again, and the file written again"
+    assert again["made"] == first["made"] and again["kept"] == first["kept"] + 1
+    assert marshal.loads(kept.read_bytes())[damaged] != b"\x00not code"
+
+
+def test_a_file_of_the_earlier_shape_is_ignored(tmp_path):
+    """Codes kept as code objects, not bytes: nothing of it is trusted, and the file is written again."""
+    import marshal
+
+    cache = tmp_path / "cache"
+    _probe(cache)
+    (kept,) = _kept(cache)
+    kept.write_bytes(marshal.dumps({b"\1" * 20: compile("x = 1", "<string>", "exec")}))
+    again = _probe(cache)
+    assert again["compiled"] and again["works"][0]
+    assert all(isinstance(v, bytes) for v in marshal.loads(kept.read_bytes()).values())
