@@ -4,7 +4,7 @@
 adds their own flags (megatron/training/arguments.py `parse_args`, which calls the provider after
 the base parser). When the entry file is at hand and its provider is a function of that file that
 only adds literal flags (`group.add_argument('--x', …)`), the launch's parser is the catalogue plus
-those flags, read with libcst (never imported). Any other provider (one imported from elsewhere,
+those flags, read with libcst (never imported) and kept by the extraction cache. Any other provider (one imported from elsewhere,
 one that calls helpers) is not read: the launch keeps the check of removed and renamed flags only.
 """
 
@@ -15,7 +15,6 @@ from typing import Any
 
 import libcst as cst
 
-from megalint.megatron.catalogue import Catalogue
 from megalint.megatron.extract.added_flags import read_added_flags
 from megalint.megatron.extract.bounds import MAX_SOURCE_CHARS, SourceTooComplex, check_source
 from megalint.megatron.extract.sources import DirectoryTree, ExtractError
@@ -57,31 +56,29 @@ def _readable(provider: cst.FunctionDef) -> bool:
     return all(name in _PARSER_CALLS for name in calls.names)
 
 
-def with_entry_arguments(catalogue: Catalogue, root: Path, entry_file: Path) -> Catalogue | None:
-    """`catalogue` plus the flags `entry_file`'s own provider adds; None when the file has no
-    provider, or one that cannot be read in full."""
+def provider_flags(root: Path, entry_file: Path) -> tuple[dict[str, Any], list[Path]]:
+    """({"flags": the JSON of each flag `entry_file`'s own provider adds}, the files read); the
+    flags are None when the file has no provider, or one that cannot be read in full. Plain data,
+    kept by the extraction cache: a later run reads neither libcst nor the file."""
+    none: dict[str, Any] = {"flags": None}
     try:
         if entry_file.stat().st_size > 4 * MAX_SOURCE_CHARS:
-            return None
+            return none, [entry_file]
         text = entry_file.read_text(encoding="utf-8", errors="replace")
         check_source(text)  # libcst's parser must never see what could crash it
         module = cst.parse_module(text)
     except (OSError, SourceTooComplex, cst.ParserSyntaxError):
-        return None
+        return none, [entry_file]
     found = _Providers()
     module.visit(found)
     if not found.named or any(
         name not in found.functions or not _readable(found.functions[name]) for name in found.named
     ):
-        return None
+        return none, [entry_file]
     try:
         rel = entry_file.resolve().relative_to(root.resolve()).as_posix()
         added = read_added_flags(DirectoryTree(root), [rel])
     except (ValueError, ExtractError):
-        return None
-    data: dict[str, Any] = catalogue.to_dict()
-    known = {o for f in data["flags"] for o in f["option_strings"]}
-    new = [f.to_json() for f in added.flags if not known.intersection(f.option_strings)]
-    if not new:
-        return catalogue
-    return Catalogue.from_dict({**data, "flags": [*data["flags"], *new]}, origin=str(entry_file))
+        return none, [entry_file]
+    read = [entry_file, *(root / p for p in added.parsed_files if root / p != entry_file)]
+    return {"flags": [f.to_json() for f in added.flags]}, read

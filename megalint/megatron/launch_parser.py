@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from megalint.megatron.bind import bind
 from megalint.megatron.bound import BoundArgs, ProblemKind
@@ -123,16 +124,35 @@ def _with_entry_provider(version_text: str | None, fork: Fork, entry: str | None
     if stock_entry(entry) is None and fork.entry_file is not None and fork.root is not None:
         own = _entry_catalogue(version_text, fork.root, fork.entry_file)
         if own is not None:
-            return LaunchParser(own, version, whole=True)
+            return LaunchParser(own[0], version, whole=True, code=own[1])
     return LaunchParser(catalogue, version)
 
 
 @cache
-def _entry_catalogue(version_text: str | None, root: Path, entry_file: Path) -> Catalogue | None:
-    """The version's catalogue plus what `entry_file`'s provider adds, read once per entry file."""
-    from megalint.megatron.entry_arguments import with_entry_arguments
+def _entry_catalogue(
+    version_text: str | None, root: Path, entry_file: Path
+) -> tuple[Catalogue, tuple[str, ...]] | None:
+    """The version's catalogue plus what `entry_file`'s provider adds, and the files that says;
+    read once per entry file, and from the extraction cache while those files are unchanged."""
+    from megalint.megatron.extraction_cache import cached
 
-    return with_entry_arguments(catalogue_for(version_text)[0], root, entry_file)
+    def read() -> tuple[dict[str, Any], list[Path]]:
+        # Imported on a miss only: reading the provider needs libcst.
+        from megalint.megatron.entry_arguments import provider_flags
+
+        return provider_flags(root, entry_file)
+
+    data, files = cached(f"entry-arguments\n{root}\n{entry_file}", read)
+    flags = data.get("flags")
+    if not isinstance(flags, list):
+        return None
+    catalogue = catalogue_for(version_text)[0]
+    base = catalogue.to_dict()
+    known = {o for f in base["flags"] for o in f["option_strings"]}
+    new = [f for f in flags if not known.intersection(f["option_strings"])]
+    if new:
+        catalogue = Catalogue.from_dict({**base, "flags": [*base["flags"], *new]}, origin=str(entry_file))
+    return catalogue, tuple(files)
 
 
 def bind_launch(argv: Sequence[Word], entry: str | None, parser: LaunchParser) -> BoundArgs:

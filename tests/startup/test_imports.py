@@ -4,6 +4,7 @@ names the modules it finds in `sys.modules` that it should not have imported."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -206,3 +207,32 @@ def test_a_replayed_run_imports_nothing_of_the_check(tmp_path, fmt):
     modules = set(json.loads((tmp_path / "modules2.json").read_text()))
     heavy = ("argparse", "dataclasses", "typing", "pickle", "hashlib", "megalint.checking", "megalint.config")
     assert _loaded(modules, THIRD_PARTY + LINTER + heavy + ("megalint.output", "megalint.diagnostics")) == []
+
+
+def test_an_entry_points_own_flags_from_the_extraction_cache_need_no_libcst(tmp_path):
+    """tools/serve.py adds --port through `extra_args_provider`: read with libcst once, then kept."""
+    shutil.copytree(ROOT / "fixtures" / "entry-provider", tmp_path / "tree")
+    modules = _modules(tmp_path, "--isolated", "--no-cache", "--output-format", "concise", "tree/examples/serve.sh")
+    assert _loaded(modules, ("libcst",)) == []
+    assert "megalint.megatron.entry_arguments" not in modules
+
+
+def test_an_edited_entry_point_is_read_again_and_its_cached_results_are_not_trusted(tmp_path):
+    shutil.copytree(ROOT / "fixtures" / "entry-provider", tmp_path / "tree")
+    env = child_env(tmp_path / "cache", caching=True)
+
+    def codes() -> list[str]:
+        done = subprocess.run(
+            [sys.executable, "-m", "megalint", "--isolated", "--output-format", "concise", "tree/examples/serve.sh"],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+        )
+        return [line.split(": ", 1)[1].split()[0] for line in done.stdout.splitlines() if ": ML" in line]
+
+    assert codes() == codes() == ["ML501"]  # the misspelt --prot; the second from the caches
+    serve = tmp_path / "tree" / "tools" / "serve.py"
+    line = '    group.add_argument("--port", type=int, default=5000)\n'
+    serve.write_text(serve.read_text().replace(line, line + line.replace("--port", "--prot")))
+    assert codes() == []
