@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -62,9 +63,20 @@ class VariableFact:
     unknown: Unknown | None
     exported: bool
     array: tuple[Word, ...] | None = None
-    # The words `$NAME` unquoted would make, for a value holding options (`--x 1 --y 2`): what a
-    # file of arguments without a launch is checked on. None for other values.
-    fields: tuple[Word, ...] | None = None
+    # How to split the value into the words `$NAME` unquoted would make (`fields`): only a file
+    # without a launch reads them, so most runs never split their variables.
+    split: Callable[[], tuple[Word, ...] | None] | None = field(default=None, repr=False, compare=False)
+    _fields: tuple[Word, ...] | None = field(default=None, init=False, repr=False, compare=False)
+    _split_done: bool = field(default=False, init=False, repr=False, compare=False)
+
+    @property
+    def fields(self) -> tuple[Word, ...] | None:
+        """The words `$NAME` unquoted would make, for a value holding options (`--x 1 --y 2`):
+        what a file of arguments without a launch is checked on. None for other values."""
+        if not self._split_done:
+            self._fields = None if self.split is None else self.split()
+            self._split_done = True
+        return self._fields
 
 
 @dataclass

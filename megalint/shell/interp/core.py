@@ -407,13 +407,15 @@ def facts_from_states(
     )
 
 
-def _option_fields(ev: Evaluator, var: Var) -> tuple[Word, ...] | None:
-    """The words of a string of options (`"--num-layers 24 --hidden-size 1024"`), as `$X` splits it."""
+def _option_fields(ev: Evaluator, var: Var) -> Callable[[], tuple[Word, ...]] | None:
+    """How to make the words of a string of options (`"--num-layers 24 --hidden-size 1024"`), as
+    `$X` splits it; None for any other value. Split when first asked for (VariableFact.fields)."""
     if var.unknown is not None or not var.scalar or var.site is None:
         return None
     if sum(1 for seg in var.scalar if seg.text is not None and "--" in seg.text) == 0:
         return None
-    return tuple(splitting.fields_of(ev, var.scalar, var.site))
+    scalar, site = var.scalar, var.site
+    return lambda: tuple(splitting.fields_of(ev, scalar, site))
 
 
 STATEMENTS: dict[str, Handler] = {
