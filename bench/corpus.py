@@ -11,9 +11,10 @@ the same run, the two alternated:
 
 - corpus: every file in one call (`megalint --isolated`, `shellcheck`), wall and CPU, medians over
   the rounds, and the peak resident memory of the largest process (`wait4`'s `ru_maxrss`);
-- cached: megalint's second call on the same files, with the results of the first in its cache;
+- cached: megalint's second call on the same files, with what the first kept (its replay, and
+  the results of each file);
 - per process: one file per call over a seeded sample, medians of wall and CPU; and the same
-  calls again with the file's result in the cache (as a hook re-run on an unchanged file);
+  calls again once a call has kept them (as a hook re-run on an unchanged file: the replay);
 - in process: the time megalint's pipeline takes on each file (parse to findings), p50/p95/max,
   measured in this process as `--isolated` checks a file with its checkout as the root;
 - branches: a script of k independent `if` blocks that each set a flag of the launch, k = 1…30,

@@ -4,8 +4,8 @@
 
 Measures a new process per call, as a pre-commit hook or an editor runs it: `--version`, `--help`,
 a 3-line clean script and one real launch script (`--script`; default: Megatron-LM's GPT-3 example
-under $MEGALINT_REPOS, else the largest fixture), each script as a repeated call finds it (its
-findings in the cache of results) and with `--no-cache` (checked from scratch). Each round runs every case once for megalint and
+under $MEGALINT_REPOS, else the largest fixture), each script as a repeated call finds it (the
+replay of the same command, megalint/replay.py) and with `--no-cache` (checked from scratch). Each round runs every case once for megalint and
 once for ShellCheck, alternated, so both see the same machine load; the table gives the medians of
 wall time and CPU time (user + system of the child). Run it on a non-editable install: an editable
 install's import hook costs time of its own.
@@ -40,10 +40,12 @@ class Timing:
         self.cpu.append(cpu)
 
 
-def run_once(argv: list[str]) -> tuple[float, float]:
-    """Wall and CPU seconds of one run of `argv`, its output thrown away."""
+def run_once(argv: list[str], cwd: str | None = None) -> tuple[float, float]:
+    """Wall and CPU seconds of one run of `argv` (in `cwd`), its output thrown away."""
     start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd
+    )
     _, _, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     proc.returncode = 0  # reaped by wait4: keep Popen from waiting again
@@ -91,11 +93,12 @@ def main(argv: list[str] | None = None) -> int:
         ]
         timings = {(name, tool): Timing() for name, _, _ in cases for tool in ("megalint", "shellcheck")}
         for cmd, extra in ((megalint, cases[0][1]), (shellcheck, cases[0][2])):
-            run_once(cmd + extra)  # warm the file cache
+            run_once(cmd + extra, tmp)  # warm the file cache
+        # The calls run in the scratch folder: the root of the cache megalint keeps there.
         for _ in range(args.n):
             for name, ml_args, sc_args in cases:
-                timings[(name, "megalint")].add(*run_once(megalint + ml_args))
-                timings[(name, "shellcheck")].add(*run_once(shellcheck + sc_args))
+                timings[(name, "megalint")].add(*run_once(megalint + ml_args, tmp))
+                timings[(name, "shellcheck")].add(*run_once(shellcheck + sc_args, tmp))
     print(f"median of {args.n} runs each, alternated; {' '.join(megalint)} vs {' '.join(shellcheck)}")
     print(f"{'case':<46} {'megalint wall':>14} {'cpu':>8} {'shellcheck wall':>16} {'cpu':>8} {'wall ratio':>11}")
     for name, _, _ in cases:
