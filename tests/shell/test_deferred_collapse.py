@@ -41,7 +41,7 @@ def test_paths_that_still_differ_stay_apart() -> None:
 def test_a_run_of_assignments_compares_the_paths_once(monkeypatch: pytest.MonkeyPatch) -> None:
     calls = []
     real = algebra.collapse
-    monkeypatch.setattr(algebra, "collapse", lambda states: calls.append(len(states)) or real(states))
+    monkeypatch.setattr(algebra, "collapse", lambda states, *a, **k: calls.append(len(states)) or real(states, *a, **k))
     assignments = "".join(f"V{i}=$X{i}\n" for i in range(20))
     _live(FORK + assignments + "torchrun pretrain_gpt.py --seed $X\n")
     after_fork = calls[1:]  # the first collapse is the `if`'s own

@@ -24,8 +24,13 @@ _MISS = Var()  # a value no path holds: compared by identity
 
 def limit(ev: Evaluator, states: list[State], node: Node, frame: Frame) -> list[State]:
     """The paths after a statement: alike ones collapsed, at most MAX_STATES of them."""
-    if len(states) > 1:
-        states = collapse(states)
+    if len(states) < 2:
+        return states
+    # The variables whose value is not one object on every path: only these can tell paths
+    # apart, before the collapse, after it (a subset of the paths) and after merging (which
+    # makes new values of these alone). Most of a script's variables are shared by every path.
+    differing = _differing_names(states)
+    states = collapse(states, differing, ev.command_marks)
     if len(states) <= MAX_STATES:
         return states
     live = [s for s in states if not s.stopped]
@@ -37,7 +42,7 @@ def limit(ev: Evaluator, states: list[State], node: Node, frame: Frame) -> list[
     # becomes unknown, everything else stays known.
     while len(live) > MAX_STATES:
         excess = len(live) - MAX_STATES
-        ranked = sorted(range(len(live) - 1), key=lambda i: _difference(live[i], live[i + 1]))
+        ranked = sorted(range(len(live) - 1), key=lambda i: _difference(live[i], live[i + 1], differing))
         chosen: set[int] = set()
         for i in ranked:
             if len(chosen) >= excess:
@@ -48,7 +53,7 @@ def limit(ev: Evaluator, states: list[State], node: Node, frame: Frame) -> list[
         merged, i = [], 0
         while i < len(live):
             if i in chosen:
-                merged.append(merge(live[i : i + 2], span))
+                merged.append(merge(live[i : i + 2], span, differing))
                 i += 2
             else:
                 merged.append(live[i])
@@ -57,16 +62,20 @@ def limit(ev: Evaluator, states: list[State], node: Node, frame: Frame) -> list[
     return stopped[:MAX_STATES] + live
 
 
-def merge(states: list[State], span: Span) -> State:
+def merge(states: list[State], span: Span, differing: frozenset[str] | None = None) -> State:
     """One path standing for several: the variables they disagree on become unknown, and it
-    holds every command any of them ran."""
+    holds every command any of them ran. `differing`: names outside which the paths hold the
+    same objects (none: every name is looked at)."""
     base = states[0].fork()
     base.cond = tuple(c for c in base.cond if all(c in s.cond for s in states))
     first_vars = states[0].vars
-    names = set()
+    names: set[str] = set()
     for s in states[1:]:
         other = s.vars
         if other is first_vars:
+            continue
+        if differing is not None:
+            names.update(k for k in differing if first_vars.get(k, _MISS) is not other.get(k, _MISS))
             continue
         missing = len(other) != len(first_vars)
         for name, v in other.items():
@@ -113,17 +122,23 @@ def _same_path(a: State, b: State) -> bool:
     )
 
 
-def collapse(states: list[State]) -> list[State]:
+def collapse(
+    states: list[State],
+    differing: frozenset[str] | None = None,
+    marks: dict[int, tuple[CommandRecord, int]] | None = None,
+) -> list[State]:
     """Paths that ended up alike (same variables, same commands run) are one path: the
-    test that split them changed nothing that is tracked."""
+    test that split them changed nothing that is tracked. `differing`: the states' names
+    `_differing_names` gives, when known; `marks`: the commands' marks kept for the whole run."""
     # Paths are compared by a fingerprint first, equal whenever the paths are: comparing whole
     # states pair by pair is quadratic in the paths and deep in their values. Only the variables
     # some path holds a value of its own for are fingerprinted (most are shared by every path),
     # and `seen` shares the fingerprints of the commands paths share.
     if len(states) < 2:
         return states
-    differing = _differing_names(states)
-    seen: dict[int, int] = {}
+    if differing is None:
+        differing = _differing_names(states)
+    seen: dict[int, tuple[CommandRecord, int]] = {} if marks is None else marks
     out: list[tuple[int, State]] = []
     for s in states:
         mark = _fingerprint(s, differing, seen)
@@ -155,7 +170,7 @@ def _differing_names(states: list[State]) -> frozenset[str]:
     return frozenset(names)
 
 
-def _fingerprint(st: State, differing: frozenset[str], seen: dict[int, int]) -> int:
+def _fingerprint(st: State, differing: frozenset[str], seen: dict[int, tuple[CommandRecord, int]]) -> int:
     """A hash of what `_same_path` compares: equal paths have equal fingerprints."""
     get = st.vars.get
     vars_ = frozenset((name, None if (v := get(name)) is None else v.mark()) for name in differing)
@@ -164,17 +179,29 @@ def _fingerprint(st: State, differing: frozenset[str], seen: dict[int, int]) -> 
     return hash((flags, vars_, commands, frozenset(st.funcs)))
 
 
-def _command_mark(c: CommandRecord, seen: dict[int, int]) -> int:
-    mark = seen.get(id(c))
-    if mark is None:
-        mark = seen[id(c)] = hash((c.words, c.span, c.condition, c.wrappers, c.in_loop, len(c.assigns), len(c.env)))
-    return mark
+def _command_mark(c: CommandRecord, seen: dict[int, tuple[CommandRecord, int]]) -> int:
+    # Kept with the command itself (by its id, the command held so that the id is not reused):
+    # a command is never changed once recorded, and every path after it holds it.
+    held = seen.get(id(c))
+    if held is None or held[0] is not c:
+        held = seen[id(c)] = (
+            c,
+            hash((c.words, c.span, c.condition, c.wrappers, c.in_loop, len(c.assigns), len(c.env))),
+        )
+    return held[1]
 
 
-def _difference(a: State, b: State) -> int:
+def _difference(a: State, b: State, differing: frozenset[str] | None = None) -> int:
+    """How many variables two paths disagree on; `differing` holds every name they could."""
     va, vb = a.vars, b.vars
     if va is vb:
         return 0
+    if differing is not None:
+        return sum(
+            1
+            for k in differing
+            if (w := va.get(k, _MISS)) is not (v := vb.get(k, _MISS)) and (w is _MISS or v is _MISS or w != v)
+        )
     n = 0
     extra = len(va) != len(vb)
     for k, v in vb.items():

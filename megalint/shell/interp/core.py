@@ -13,6 +13,7 @@ from typing import TypeVar, cast
 
 from megalint.shell.facts import (
     Assumption,
+    CommandRecord,
     PathFacts,
     ScriptFacts,
     ShellFinding,
@@ -124,6 +125,9 @@ class Evaluator:
         self.reparsed: dict[tuple[str, str], list[tuple[tuple[Segment, ...], ParsedScript]]] = {}
         self.unknown_names: dict[Unknown, str] = {}  # Unknown -> its placeholder name in a command string
         self.parts_of: dict[int, tuple[Segment, list[Segment | None]]] = {}  # id(Segment) -> its fields
+        # id(CommandRecord) -> (it, its mark): paths are compared by their commands' marks
+        # after every statement, and the commands are the same objects from one to the next.
+        self.command_marks: dict[int, tuple[CommandRecord, int]] = {}
         self.arith_parsed: dict[tuple[str, str], ParsedScript] = {}  # (path, `$((…))` text) -> its `$` parts
         # Equal scalar values as one object: paths that assign alike (`X=8` on every path) then
         # share the Var, so later expansions reading it are memoised across paths and the paths
@@ -150,7 +154,9 @@ class Evaluator:
         states = self.block(nodes, [st], Frame(ps))
         if self.collapse_pending:
             self.collapse_pending = False
-            states = [s for s in states if s.stopped] + algebra.collapse([s for s in states if not s.stopped])
+            states = [s for s in states if s.stopped] + algebra.collapse(
+                [s for s in states if not s.stopped], marks=self.command_marks
+            )
         return states
 
     def check_reads(self, text: str) -> None:
@@ -208,7 +214,7 @@ class Evaluator:
         assignment = node.type == "variable_assignment"
         if self.collapse_pending and not assignment:
             self.collapse_pending = False
-            live = algebra.collapse(live)
+            live = algebra.collapse(live, marks=self.command_marks)
         recorded = [len(s.commands) for s in live] if assignment else None
         self.nest += 1
         many, self.many_paths = self.many_paths, self.many_paths or len(live) > 1

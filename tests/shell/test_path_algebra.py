@@ -1,0 +1,66 @@
+"""Comparing and merging paths by the names that can differ between them (interp/algebra.py
+`limit`) gives what comparing every variable gives: most variables are one object on every path,
+and only the others are looked at."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from megalint.shell.interp import algebra
+from megalint.shell.interp.state import State, Var
+from megalint.shell.values import Segment
+from megalint.source import Span
+
+SPAN = Span("t.sh", 1, 1, 1, 2, 0, 1)
+
+
+def _paths(seed: int) -> list[State]:
+    """Paths forked from one state, each changing, removing or adding a few variables: some to
+    an equal value in a new object, some to the very object another path holds."""
+    rng = random.Random(seed)
+    base = State({f"V{i}": Var(scalar=(Segment(str(i), None),)) for i in range(40)}, None)
+    pool = [Var(scalar=(Segment(t, None),)) for t in ("a", "b", "c")]
+    paths = []
+    for _ in range(rng.randint(2, 9)):
+        st = base.fork()
+        for _ in range(rng.randint(0, 6)):
+            name = f"V{rng.randrange(45)}"
+            roll = rng.random()
+            if roll < 0.2:
+                st.vars.pop(name, None)
+            elif roll < 0.5:
+                st.vars[name] = rng.choice(pool)
+            elif roll < 0.8 and name in base.vars:
+                old = base.vars[name]
+                st.vars[name] = Var(scalar=old.scalar)  # equal, not the same object
+            else:
+                st.vars[name] = Var(scalar=(Segment(str(rng.random()), None),))
+        paths.append(st)
+    return paths
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_differences_and_merges_by_the_differing_names_are_the_full_ones(seed):
+    paths = _paths(seed)
+    differing = algebra._differing_names(paths)
+    for a in paths:
+        for b in paths:
+            assert algebra._difference(a, b, differing) == algebra._difference(a, b)
+    for i in range(len(paths) - 1):
+        pair = paths[i : i + 2]
+        by_names, full = algebra.merge(pair, SPAN, differing), algebra.merge(pair, SPAN)
+        assert by_names.vars.keys() == full.vars.keys()
+        for name, v in full.vars.items():
+            w = by_names.vars[name]
+            assert (w is v) or (w.unknown == v.unknown and w.scalar == v.scalar and w.exported == v.exported), name
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_collapsing_with_kept_marks_gives_what_a_fresh_collapse_gives(seed):
+    paths = _paths(seed) * 2  # every path twice: each pair collapses into one
+    marks: dict = {}
+    kept = algebra.collapse(list(paths), marks=marks)
+    again = algebra.collapse(list(paths), marks=marks)  # the marks of the first call reused
+    assert [id(s) for s in kept] == [id(s) for s in algebra.collapse(list(paths))] == [id(s) for s in again]
