@@ -113,6 +113,23 @@ def test_a_single_node_fallback_is_not_the_job_size():
     )
 
 
+def test_a_single_node_fallback_tries_node_counts_only_up_to_the_first_that_works(monkeypatch):
+    """TP 8 x PP 2 on 8 GPUs a node: 2 nodes work. A job that falls back to one node needs only to
+    know that some count works; the contexts of further counts are not made."""
+    from megalint.pipeline import launches
+
+    tried: list[int] = []
+    real = launches._varier
+
+    def counting(*args, **kwargs):
+        vary = real(*args, **kwargs)
+        return lambda key, value: tried.append(value) or vary(key, value)
+
+    monkeypatch.setattr(launches, "_varier", counting)
+    test_a_single_node_fallback_is_not_the_job_size()
+    assert tried == [1, 2]
+
+
 def test_placeholder_defaults_are_not_values():
     result = _lint("placeholder_defaults.sh")
     assert [d.code for d in result.diagnostics] == []

@@ -134,14 +134,17 @@ class Assumptions:
         # The node count first: what a job changes when it is moved to a bigger allocation.
         nodes = assumed.get("launch.nnodes", ())
         for text in sorted((t for t in texts if is_default_assumption(t)), key=lambda t: t not in nodes):
-            works = self._works(text, assumed, bound)
+            # A job that falls back to one node needs only to know that some count works: the
+            # counts are tried up to the first that does, not all 128 (a context each).
+            fallback = text in nodes and self.ctx.get("launch", {}).get("nnodes") == 1
+            works = self._works(text, assumed, bound, first_only=fallback)
             if works is None:
                 continue
             if not works:  # it fails whatever the environment sets: the default is not what it rests on
                 texts = tuple(t for t in texts if t != text)
                 continue
             name = default_name(text)
-            if text in nodes and self.ctx.get("launch", {}).get("nnodes") == 1:
+            if fallback:
                 # One node is where a multi-node script falls back when it is run by hand; the
                 # job's own node count comes from its environment, and some count works.
                 return Resting(
@@ -153,9 +156,12 @@ class Assumptions:
                 words = f"{name} is a multiple of {step}"
         return Resting(texts, words)
 
-    def _works(self, text: str, assumed: Mapping[str, Any], bound: tuple[str, Any] | None) -> list[int] | None:
+    def _works(
+        self, text: str, assumed: Mapping[str, Any], bound: tuple[str, Any] | None, first_only: bool = False
+    ) -> list[int] | None:
         """For a default that is a launch quantity, the values of it with which the rule does not
-        fire; None when it is not one (or the launch's world size is not the product of two)."""
+        fire (with `first_only`, the first of them); None when it is not one (or the launch's world
+        size is not the product of two, whatever the value)."""
         assert self.vary is not None
         keys = [k for k in VARIED if text in assumed.get(k, ())]
         if len(keys) != 1:
@@ -168,4 +174,6 @@ class Assumptions:
                 return None
             if not self.fires(ctx, bound):
                 works.append(value)
+                if first_only:
+                    break
         return works
