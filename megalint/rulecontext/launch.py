@@ -42,6 +42,13 @@ def _bound_part(bound: BoundArgs) -> tuple[dict[str, Any], dict[str, bool], dict
     """`args`, `given` and the unknown arguments of a binding (to be copied, not changed)."""
     if _last_bound and _last_bound[0][0] is bound:
         return _last_bound[0][1:]
+    made = _from_defaults(bound) or _in_full(bound)
+    _last_bound[:] = [(bound, *made)]
+    return made
+
+
+def _in_full(bound: BoundArgs) -> tuple[dict[str, Any], dict[str, bool], dict[str, str]]:
+    """The bound part made dest by dest (what `_from_defaults` gives in the usual case)."""
     args: dict[str, Any] = {}
     given: dict[str, bool] = {}
     unknown: dict[str, str] = {}
@@ -55,8 +62,54 @@ def _bound_part(bound: BoundArgs) -> tuple[dict[str, Any], dict[str, bool], dict
             args[dest] = v
         if arg.given:
             given[dest] = True
-    _last_bound[:] = [(bound, args, given, unknown)]
     return args, given, unknown
+
+
+def _from_defaults(bound: BoundArgs) -> tuple[dict[str, Any], dict[str, bool], dict[str, str]] | None:
+    """The bound part made from the catalogue's defaults made once (`_default_part`), with the
+    few dests the binding gives put in their places; None when one of them is known where its
+    default is not, or the other way round (it would move to the other dict: made in full)."""
+    shared = _plain_defaults(bound.catalogue)
+    base = _default_part(bound.catalogue)
+    # The binding's dests in the catalogue's order (bind.py makes them so): the dicts keep it.
+    if base is None or len(bound.args) != len(shared) or list(bound.args) != list(shared):
+        return None
+    changed = [(dest, arg) for dest, arg in bound.args.items() if shared[dest][0] is not arg]
+    args, unknown = dict(base[0]), dict(base[1])
+    given: dict[str, bool] = {}
+    for dest, arg in changed:
+        v = plain(arg.value)
+        if isinstance(v, Unknown):
+            key = f"args.{dest}"
+            if key not in unknown:
+                return None
+            unknown[key] = v.reason
+        else:
+            if dest not in args:
+                return None
+            args[dest] = v
+        if arg.given:
+            given[dest] = True
+    return args, given, unknown
+
+
+def _default_part(cat: Catalogue) -> tuple[dict[str, Any], dict[str, str]] | None:
+    """`args` and the unknown arguments of a binding that gives nothing, made once per catalogue;
+    None if a default were marked given (`given` would then name it: made in full)."""
+    if "_context_default_part" not in cat.__dict__:
+        args: dict[str, Any] = {}
+        unknown: dict[str, str] = {}
+        made: tuple[dict[str, Any], dict[str, str]] | None = (args, unknown)
+        for dest, (arg, v) in _plain_defaults(cat).items():
+            if arg.given:
+                made = None
+            if isinstance(v, Unknown):
+                unknown[f"args.{dest}"] = v.reason
+            else:
+                args[dest] = v
+        cat.__dict__["_context_default_part"] = made
+    part: tuple[dict[str, Any], dict[str, str]] | None = cat.__dict__["_context_default_part"]
+    return part
 
 
 def _plain_defaults(cat: Catalogue) -> dict[str, tuple[BoundArg, Any]]:

@@ -3,6 +3,8 @@ out once for contexts of the same binding (a finding resting on a default builds
 count), the plain values of the defaults once per catalogue, and each context still gets dicts
 of its own."""
 
+import pytest
+
 from megalint.launch.extract import extract_launches
 from megalint.megatron import catalogue
 from megalint.megatron.bind import bind
@@ -58,3 +60,27 @@ def test_the_binding_part_is_every_argument_made_plain_in_the_catalogues_order()
     assert {"args.eval_iters", "args.tensor_model_parallel_size"} <= set(unknown)
     assert args["lr_decay_style"] == "cosine" and args["num_layers"] == 2
     assert given == {"num_layers": True, "lr_decay_style": True, "eval_iters": True, "tensor_model_parallel_size": True}
+
+
+@pytest.mark.parametrize(
+    "flags, from_defaults",
+    [
+        ("--num-layers 2 --lr-decay-style cosine", True),
+        ("--num-layers 2 --num-layers 3 --fp16 --no-masked-softmax-fusion", True),
+        ("--num-layers 2 --data-path a b c --lr 1e-4", True),
+        ("--num-layers $L", False),  # a known default made unknown: the dest moves to `unknown`
+        ("--num-layers 2 --eval-iters $E", False),
+    ],
+)
+def test_the_binding_part_from_the_defaults_made_once_is_the_one_made_in_full(flags, from_defaults):
+    """The usual binding puts its few dests into copies of the defaults' dicts (made once per
+    catalogue); one that moves a dest between `args` and `unknown` is made dest by dest."""
+    script = SCRIPT.replace("--num-layers 2 --tensor-model-parallel-size $TP", flags)
+    (launch,) = extract_launches(analyze_text("job.sh", script))
+    bound = bind(launch.argv, catalogue.load("0.13.0"))
+    quick = launch_context._from_defaults(bound)
+    assert (quick is not None) == from_defaults
+    full = launch_context._in_full(bound)
+    if quick is not None:
+        for made, expected in zip(quick, full, strict=True):
+            assert list(made.items()) == list(expected.items())
