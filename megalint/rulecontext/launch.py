@@ -66,31 +66,45 @@ def _in_full(bound: BoundArgs) -> tuple[dict[str, Any], dict[str, bool], dict[st
 
 
 def _from_defaults(bound: BoundArgs) -> tuple[dict[str, Any], dict[str, bool], dict[str, str]] | None:
-    """The bound part made from the catalogue's defaults made once (`_default_part`), with the
-    few dests the binding gives put in their places; None when one of them is known where its
-    default is not, or the other way round (it would move to the other dict: made in full)."""
+    """The bound part made from copies of the catalogue's defaults' dicts (`_default_part`, made
+    once), with the few dests the binding gives put in their places; None for a binding whose
+    dests are not the catalogue's, in its order (made in full)."""
     shared = _plain_defaults(bound.catalogue)
     base = _default_part(bound.catalogue)
     # The binding's dests in the catalogue's order (bind.py makes them so): the dicts keep it.
     if base is None or len(bound.args) != len(shared) or list(bound.args) != list(shared):
         return None
-    changed = [(dest, arg) for dest, arg in bound.args.items() if shared[dest][0] is not arg]
     args, unknown = dict(base[0]), dict(base[1])
     given: dict[str, bool] = {}
-    for dest, arg in changed:
+    late_args = late_unknown = False  # a dest added to a dict that lacked it: out of order
+    for dest, arg in bound.args.items():
+        if shared[dest][0] is arg:
+            continue
         v = plain(arg.value)
+        key = f"args.{dest}"
         if isinstance(v, Unknown):
-            key = f"args.{dest}"
-            if key not in unknown:
-                return None
+            args.pop(dest, None)
+            late_unknown = late_unknown or key not in unknown
             unknown[key] = v.reason
         else:
-            if dest not in args:
-                return None
+            unknown.pop(key, None)
+            late_args = late_args or dest not in args
             args[dest] = v
         if arg.given:
             given[dest] = True
+    if late_args:
+        args = {dest: args[dest] for dest in shared if dest in args}
+    if late_unknown:
+        unknown = {key: unknown[key] for key in _unknown_keys(bound.catalogue) if key in unknown}
     return args, given, unknown
+
+
+def _unknown_keys(cat: Catalogue) -> list[str]:
+    """`args.DEST` of each dest of the catalogue, in its order, made once."""
+    keys: list[str] | None = cat.__dict__.get("_context_unknown_keys")
+    if keys is None:
+        keys = cat.__dict__["_context_unknown_keys"] = [f"args.{dest}" for dest in _plain_defaults(cat)]
+    return keys
 
 
 def _default_part(cat: Catalogue) -> tuple[dict[str, Any], dict[str, str]] | None:
