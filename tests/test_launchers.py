@@ -85,3 +85,23 @@ def test_conversion_then_training_gives_only_the_megatron_launch(tmp_path):
         "torchrun --nproc_per_node 2 pretrain_gpt.py --tensor-model-parallel-size 2 --num-layers 2\n"
     )
     assert [la.entry.text for la in launches] == ["pretrain_gpt.py"]
+
+
+def test_a_launch_is_told_apart_by_where_each_word_begins_as_its_span_says():
+    """extract.py `_placed_at` gives `str(word.span)` without making the span, on every word of
+    every launch of every fixture (words from strings, expansions, `eval`, several files)."""
+    from pathlib import Path
+
+    from megalint.launch.extract import _placed_at
+    from megalint.shell.analyze import analyze_text
+
+    root = Path(__file__).resolve().parents[1] / "fixtures"
+    words = 0
+    for script in sorted(root.rglob("*.sh")):
+        facts = analyze_text(str(script), script.read_text(encoding="utf-8", errors="replace"))
+        for path in facts.paths:
+            for rec in path.commands:
+                for word in rec.words:
+                    assert _placed_at(word) == str(word.span), (script, word)
+                    words += 1
+    assert words > 1500

@@ -630,6 +630,15 @@ def _world(
     return nproc, nnodes, _times(nproc, nnodes, "processes per node × nodes")
 
 
+def _placed_at(word: Word) -> str:
+    """`str(word.span)`: where the word begins, without making its span."""
+    for seg in word.segments:
+        site = seg.site
+        if site is not None:
+            return f"{site.path}:{site.start_line}:{site.start_col}"
+    return str(word.span)
+
+
 def extract_launches(facts: ScriptFacts) -> list[Launch]:
     """Every Megatron launch on every path; the same launch with the same words counts once."""
     launches: list[Launch] = []
@@ -646,7 +655,7 @@ def extract_launches(facts: ScriptFacts) -> list[Launch]:
             key = (
                 launch.span,
                 tuple(w.partial_text for w in launch.command),
-                tuple(str(w.span) for w in launch.command),
+                tuple(_placed_at(w) for w in launch.command),
                 launch.world_size.value,
             )
             if key in seen:
