@@ -45,6 +45,9 @@ def _paths(seed: int) -> list[State]:
 def test_differences_and_merges_by_the_differing_names_are_the_full_ones(seed):
     paths = _paths(seed)
     differing = algebra._differing_names(paths)
+    every = {name for p in paths for name in p.vars}
+    miss = object()
+    assert differing == {n for n in every if len({id(p.vars.get(n, miss)) for p in paths}) > 1}
     for a in paths:
         for b in paths:
             assert algebra._difference(a, b, differing) == algebra._difference(a, b)

@@ -162,10 +162,14 @@ def _differing_names(states: list[State]) -> frozenset[str]:
         other = s.vars
         if other is first:
             continue
+        new_key = False
         for name, v in other.items():
-            if first.get(name) is not v:
+            w = first.get(name, _MISS)
+            if w is not v:
                 names.add(name)
-        if len(other) != len(first) or names:
+                new_key = new_key or w is _MISS
+        # The names only the first path holds: there are some only when the two key sets differ.
+        if new_key or len(other) != len(first):
             names.update(name for name in first if name not in other)
     return frozenset(names)
 
