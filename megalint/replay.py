@@ -57,7 +57,7 @@ SETTLED_NS = 2_000_000_000
 # before or after the change.
 STARTED_NS = time.time_ns()
 
-# The environment variables megalint reads, whole or by prefix (tests/test_replay.py checks the
+# The environment variables megalint reads, whole or by prefix (tests/cli/test_replay.py checks the
 # package's source against them): any other can change without changing what a run prints.
 ENV_NAMES = frozenset(
     {
@@ -128,6 +128,8 @@ def _terminal(fd: int) -> tuple[bool, int]:
 
 
 def state(path: str) -> State:
+    """What tells a file apart from itself rewritten: its kind, inode, size and both times (a
+    copy that keeps the time, `cp -p` or `tar -x`, still gets a new ctime)."""
     try:
         st = os.stat(path)
     except OSError:
