@@ -7,6 +7,10 @@ from __future__ import annotations
 import os
 
 CACHE_ENV = "MEGALINT_CACHE_DIR"
+# A file is known unchanged by its size and times alone only when it had not been written for this
+# long when it was read (git's rule for racily clean files): one written again within the same
+# tick of its clock keeps its time. The cache of results and the replay both rest on it.
+SETTLED_NS = 2_000_000_000
 
 
 def cache_folder() -> str:

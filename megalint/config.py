@@ -38,6 +38,9 @@ from megalint.errors import ConfigError
 SEVERITIES = ("error", "warning", "info")
 THRESHOLDS = SEVERITIES + ("none",)
 CONFIG_NAMES = ("megalint.toml", ".megalint.toml")
+PYPROJECT = "pyproject.toml"
+# Every file of a folder that may hold its configuration (config_in), in the order looked for.
+CANDIDATE_NAMES = (*CONFIG_NAMES, PYPROJECT)
 _KEYS: dict[str, type] = {
     "megatron-version": str,
     "gpu": str,
@@ -317,7 +320,7 @@ def load_config(path: str) -> Config:
         raise ConfigError(f"{path}:{where}: invalid TOML: {msg}") from None
     root = os.path.dirname(os.path.abspath(path))
     prefix: tuple[str, ...] = ()
-    if os.path.basename(path) == "pyproject.toml":
+    if os.path.basename(path) == PYPROJECT:
         prefix = ("tool", "megalint")
         tool = doc.get("tool", {})
         table = tool.get("megalint") if isinstance(tool, dict) else None
@@ -445,7 +448,7 @@ def config_in(folder: str) -> str | None:
         p = os.path.join(folder, name)
         if os.path.isfile(p):
             return p
-    p = os.path.join(folder, "pyproject.toml")
+    p = os.path.join(folder, PYPROJECT)
     if os.path.isfile(p):
         try:
             with open(p, "rb") as fh:

@@ -36,6 +36,7 @@ import sys
 import time
 
 from megalint import __version__
+from megalint.cachedir import SETTLED_NS
 from megalint.stamp import environment_stamp, package_stamp
 
 TYPE_CHECKING = False  # `typing` is not imported for it: the replay imports as little as it can
@@ -50,9 +51,6 @@ except ImportError:  # pragma: no cover - a Python built without it
 MAGIC = b"megalint-replay-1\n"
 FOLDER = os.path.join(".megalint_cache", "replay")  # at the working folder, the root of the run's cache
 _CHECKSUM = 32
-# A file is known unchanged by its state only when it had not changed for this long when the run
-# that kept the entry began.
-SETTLED_NS = 2_000_000_000
 # When this process began (the module is imported first): a file changed later may have been read
 # before or after the change.
 STARTED_NS = time.time_ns()
@@ -100,6 +98,7 @@ def enabled() -> bool:
 def entry_path(argv: list[str]) -> str:
     """Where the entry of this command, run here and now, is kept."""
     env = tuple(sorted((k, v) for k, v in os.environ.items() if k in ENV_NAMES or k.startswith(ENV_PREFIXES)))
+    cwd = os.getcwd()
     key = (
         MAGIC,
         __version__,
@@ -107,14 +106,14 @@ def entry_path(argv: list[str]) -> str:
         environment_stamp(),
         sys.version,
         tuple(argv),
-        os.getcwd(),
+        cwd,
         env,
         _terminal(1),
         _terminal(2),
     )
     # By its repr, not marshal's bytes: those differ with which strings happen to be shared.
     named = repr(key).encode("utf-8", "surrogatepass")
-    return os.path.join(os.getcwd(), FOLDER, blake2b(named, digest_size=20).hexdigest())
+    return os.path.join(cwd, FOLDER, blake2b(named, digest_size=20).hexdigest())
 
 
 def _terminal(fd: int) -> tuple[bool, int]:

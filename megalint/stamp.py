@@ -15,22 +15,29 @@ _PACKAGE = os.path.dirname(os.path.realpath(__file__))
 
 
 @cache
+def _names_in(folder: str) -> tuple[str, ...] | None:
+    """The names in `folder`, listed once a run (the wheel's stamp and the environment's read the
+    same site-packages); None when it cannot be listed."""
+    try:
+        return tuple(os.listdir(folder))
+    except OSError:
+        return None
+
+
+@cache
 def wheel_stamp() -> tuple[str, ...] | None:
     """(the wheel's dist-info folder, its RECORD's time and size) when megalint runs from an
     installed wheel; None in a source checkout (or an editable install, which runs from one)."""
-    if os.path.basename(os.path.dirname(_PACKAGE)) != "site-packages":
+    site = os.path.dirname(_PACKAGE)
+    if os.path.basename(site) != "site-packages":
         return None
-    try:
-        entries = list(os.scandir(os.path.dirname(_PACKAGE)))
-    except OSError:
-        return None
-    for entry in entries:
-        if entry.name.startswith("megalint-") and entry.name.endswith(".dist-info"):
+    for name in _names_in(site) or ():
+        if name.startswith("megalint-") and name.endswith(".dist-info"):
             try:
-                st = os.stat(os.path.join(entry.path, "RECORD"))
+                st = os.stat(os.path.join(site, name, "RECORD"))
             except OSError:
                 return None
-            return entry.name, str(st.st_mtime_ns), str(st.st_size)
+            return name, str(st.st_mtime_ns), str(st.st_size)
     return None
 
 
@@ -62,11 +69,6 @@ def environment_stamp() -> tuple[str, ...]:
     replayed report is another's once any of them is upgraded."""
     names: list[str] = []
     for folder in sys.path:
-        if os.path.basename(folder) not in ("site-packages", "dist-packages"):
-            continue
-        try:
-            with os.scandir(folder) as entries:
-                names.extend(e.name for e in entries if e.name.endswith((".dist-info", ".egg-info")))
-        except OSError:
-            continue
+        if os.path.basename(folder) in ("site-packages", "dist-packages"):
+            names.extend(n for n in _names_in(folder) or () if n.endswith((".dist-info", ".egg-info")))
     return tuple(sorted(names))

@@ -28,6 +28,7 @@ from functools import cache
 from typing import Any
 
 from megalint import __version__
+from megalint.cachedir import SETTLED_NS
 from megalint.checking.outcome import Outcome
 from megalint.errors import InputError
 from megalint.source import decode
@@ -244,11 +245,6 @@ def _code_set_key(pairs: tuple[tuple[str, str], ...]) -> str:
     return digest(*(part for pair in pairs for part in pair))
 
 
-# A file is known unchanged by its size and time alone only when it had not been written for this
-# long when it was hashed: one written again within the same tick of its clock keeps its time.
-_SETTLED_NS = 2_000_000_000
-
-
 def _code_state(path: str) -> tuple[str, int, int, int] | None:
     """The hash of a Python file a result rests on, with its size and time and when it was hashed;
     hashed once per version of the file in a run (many scripts rest on the same fork's sources)."""
@@ -269,7 +265,7 @@ def _code_digest(path: str, then: tuple[int, int, int], hashed: str) -> str | No
     except OSError:
         return None
     size, mtime_ns, hashed_at = then
-    if st.st_size == size and st.st_mtime_ns == mtime_ns and mtime_ns + _SETTLED_NS <= hashed_at:
+    if st.st_size == size and st.st_mtime_ns == mtime_ns and mtime_ns + SETTLED_NS <= hashed_at:
         return hashed
     now = _file_digest(path, st.st_mtime_ns, st.st_size)
     return None if now is None else now[0]

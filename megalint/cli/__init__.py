@@ -79,6 +79,7 @@ def _memory(argv: list[str]) -> int:
     return memory_main(argv)
 
 
+VERSION_FLAGS = ("--version", "-V")
 SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {
     "model": _model,
     "rules": _rules,
@@ -92,7 +93,7 @@ SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {
 def main(argv: list[str] | None = None) -> int:
     """Run megalint on `argv` (default: the process's arguments); returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in ("--version", "-V"):
+    if argv and argv[0] in VERSION_FLAGS:
         return run_guarded(_version, argv[1:])
     if argv and argv[0] in SUBCOMMANDS:
         return run_guarded(SUBCOMMANDS[argv[0]], argv[1:])
@@ -109,7 +110,7 @@ def run() -> NoReturn:
     """
     argv = sys.argv[1:]
     replay.enable()
-    if not argv or argv[0] not in SUBCOMMANDS and argv[0] not in ("--version", "-V"):
+    if not argv or argv[0] not in SUBCOMMANDS and argv[0] not in VERSION_FLAGS:
         try:
             replayed = replay.serve(argv)
         except Exception:  # noqa: BLE001 - a replay that cannot be made is a run made in full

@@ -146,9 +146,9 @@ def main(argv: list[str]) -> int:
         if recording is not None:
             recording.stop()
     if recording is not None and done.rests_on is not None and status in (ExitCode.CLEAN, ExitCode.FINDINGS):
-        from megalint.config import CONFIG_NAMES
+        from megalint.config import CANDIDATE_NAMES
 
-        replay.keep(argv, recording, status, *done.rests_on, (*CONFIG_NAMES, "pyproject.toml"))
+        replay.keep(argv, recording, status, *done.rests_on, CANDIDATE_NAMES)
     return status
 
 

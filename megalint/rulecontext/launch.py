@@ -39,42 +39,15 @@ _last_bound: list[tuple[BoundArgs, dict[str, Any], dict[str, bool], dict[str, st
 
 
 def _bound_part(bound: BoundArgs) -> tuple[dict[str, Any], dict[str, bool], dict[str, str]]:
-    """`args`, `given` and the unknown arguments of a binding (to be copied, not changed)."""
+    """`args`, `given` and the unknown arguments of a binding (to be copied, not changed): copies
+    of the catalogue's defaults' dicts (`_default_part`, made once), with the few dests the binding
+    gives put in their places. A binding holds every dest of its catalogue, in its order, and
+    shares the defaults' BoundArg of each dest it does not give (bind.py `finish`)."""
     if _last_bound and _last_bound[0][0] is bound:
         return _last_bound[0][1:]
-    made = _from_defaults(bound) or _in_full(bound)
-    _last_bound[:] = [(bound, *made)]
-    return made
-
-
-def _in_full(bound: BoundArgs) -> tuple[dict[str, Any], dict[str, bool], dict[str, str]]:
-    """The bound part made dest by dest (what `_from_defaults` gives in the usual case)."""
-    args: dict[str, Any] = {}
-    given: dict[str, bool] = {}
-    unknown: dict[str, str] = {}
     shared = _plain_defaults(bound.catalogue)
-    for dest, arg in bound.args.items():
-        known = shared.get(dest)
-        v = known[1] if known is not None and known[0] is arg else plain(arg.value)
-        if isinstance(v, Unknown):
-            unknown[f"args.{dest}"] = v.reason
-        else:
-            args[dest] = v
-        if arg.given:
-            given[dest] = True
-    return args, given, unknown
-
-
-def _from_defaults(bound: BoundArgs) -> tuple[dict[str, Any], dict[str, bool], dict[str, str]] | None:
-    """The bound part made from copies of the catalogue's defaults' dicts (`_default_part`, made
-    once), with the few dests the binding gives put in their places; None for a binding whose
-    dests are not the catalogue's, in its order (made in full)."""
-    shared = _plain_defaults(bound.catalogue)
-    base = _default_part(bound.catalogue)
-    # The binding's dests in the catalogue's order (bind.py makes them so): the dicts keep it.
-    if base is None or len(bound.args) != len(shared) or list(bound.args) != list(shared):
-        return None
-    args, unknown = dict(base[0]), dict(base[1])
+    base_args, base_unknown = _default_part(bound.catalogue)
+    args, unknown = dict(base_args), dict(base_unknown)
     given: dict[str, bool] = {}
     late_args = late_unknown = False  # a dest added to a dict that lacked it: out of order
     for dest, arg in bound.args.items():
@@ -96,6 +69,7 @@ def _from_defaults(bound: BoundArgs) -> tuple[dict[str, Any], dict[str, bool], d
         args = {dest: args[dest] for dest in shared if dest in args}
     if late_unknown:
         unknown = {key: unknown[key] for key in _unknown_keys(bound.catalogue) if key in unknown}
+    _last_bound[:] = [(bound, args, given, unknown)]
     return args, given, unknown
 
 
@@ -107,22 +81,18 @@ def _unknown_keys(cat: Catalogue) -> list[str]:
     return keys
 
 
-def _default_part(cat: Catalogue) -> tuple[dict[str, Any], dict[str, str]] | None:
-    """`args` and the unknown arguments of a binding that gives nothing, made once per catalogue;
-    None if a default were marked given (`given` would then name it: made in full)."""
-    if "_context_default_part" not in cat.__dict__:
+def _default_part(cat: Catalogue) -> tuple[dict[str, Any], dict[str, str]]:
+    """`args` and the unknown arguments of a binding that gives nothing, made once per catalogue."""
+    part: tuple[dict[str, Any], dict[str, str]] | None = cat.__dict__.get("_context_default_part")
+    if part is None:
         args: dict[str, Any] = {}
         unknown: dict[str, str] = {}
-        made: tuple[dict[str, Any], dict[str, str]] | None = (args, unknown)
-        for dest, (arg, v) in _plain_defaults(cat).items():
-            if arg.given:
-                made = None
+        for dest, (_arg, v) in _plain_defaults(cat).items():
             if isinstance(v, Unknown):
                 unknown[f"args.{dest}"] = v.reason
             else:
                 args[dest] = v
-        cat.__dict__["_context_default_part"] = made
-    part: tuple[dict[str, Any], dict[str, str]] | None = cat.__dict__["_context_default_part"]
+        part = cat.__dict__["_context_default_part"] = (args, unknown)
     return part
 
 

@@ -47,16 +47,23 @@ def test_another_binding_is_not_served_the_last_one():
     assert (one["args"]["num_layers"], two["args"]["num_layers"]) == (2, 4)
 
 
-def test_the_binding_part_is_every_argument_made_plain_in_the_catalogues_order():
-    script = SCRIPT.replace("--num-layers 2", "--num-layers 2 --lr-decay-style cosine --eval-iters $E")
+def _bound_part_made_dest_by_dest(script: str):
+    """The binding part of the script's launch, checked against every value made plain dest by
+    dest, in the catalogue's order (what it was before the defaults' values were kept)."""
     (launch,) = extract_launches(analyze_text("job.sh", script))
     bound = bind(launch.argv, catalogue.load("0.13.0"))
     launch_context._last_bound.clear()
     args, given, unknown = launch_context._bound_part(bound)
-    # What it was before the defaults' plain values were kept per catalogue: every value made plain.
     expected = {dest: plain(arg.value) for dest, arg in bound.args.items()}
     assert list(args.items()) == [(d, v) for d, v in expected.items() if not isinstance(v, Unknown)]
-    assert list(unknown) == [f"args.{d}" for d, v in expected.items() if isinstance(v, Unknown)]
+    assert list(unknown.items()) == [(f"args.{d}", v.reason) for d, v in expected.items() if isinstance(v, Unknown)]
+    assert list(given) == [d for d, arg in bound.args.items() if arg.given]
+    return args, given, unknown
+
+
+def test_the_binding_part_is_every_argument_made_plain_in_the_catalogues_order():
+    script = SCRIPT.replace("--num-layers 2", "--num-layers 2 --lr-decay-style cosine --eval-iters $E")
+    args, given, unknown = _bound_part_made_dest_by_dest(script)
     assert {"args.eval_iters", "args.tensor_model_parallel_size"} <= set(unknown)
     assert args["lr_decay_style"] == "cosine" and args["num_layers"] == 2
     assert given == {"num_layers": True, "lr_decay_style": True, "eval_iters": True, "tensor_model_parallel_size": True}
@@ -78,10 +85,4 @@ def test_the_binding_part_from_the_defaults_made_once_is_the_one_made_in_full(fl
     """A binding puts its few dests into copies of the defaults' dicts (made once per catalogue),
     in the catalogue's order even when one moves between `args` and `unknown`: what making the
     part dest by dest gives."""
-    script = SCRIPT.replace("--num-layers 2 --tensor-model-parallel-size $TP", flags)
-    (launch,) = extract_launches(analyze_text("job.sh", script))
-    bound = bind(launch.argv, catalogue.load("0.13.0"))
-    quick = launch_context._from_defaults(bound)
-    assert quick is not None
-    for made, expected in zip(quick, launch_context._in_full(bound), strict=True):
-        assert list(made.items()) == list(expected.items())
+    _bound_part_made_dest_by_dest(SCRIPT.replace("--num-layers 2 --tensor-model-parallel-size $TP", flags))

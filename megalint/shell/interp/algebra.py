@@ -65,26 +65,16 @@ def limit(ev: Evaluator, states: list[State], node: Node, frame: Frame) -> list[
 def merge(states: list[State], span: Span, differing: frozenset[str] | None = None) -> State:
     """One path standing for several: the variables they disagree on become unknown, and it
     holds every command any of them ran. `differing`: names outside which the paths hold the
-    same objects (none: every name is looked at)."""
+    same objects, when known (`_differing_names`)."""
     base = states[0].fork()
     base.cond = tuple(c for c in base.cond if all(c in s.cond for s in states))
     first_vars = states[0].vars
-    names: set[str] = set()
-    for s in states[1:]:
-        other = s.vars
-        if other is first_vars:
-            continue
-        if differing is not None:
-            names.update(k for k in differing if first_vars.get(k, _MISS) is not other.get(k, _MISS))
-            continue
-        missing = len(other) != len(first_vars)
-        for name, v in other.items():
-            w = first_vars.get(name, _MISS)
-            if w is not v:
-                names.add(name)
-                missing = missing or w is _MISS
-        if missing:
-            names.update(k for k in first_vars if k not in other)
+    if differing is None:
+        names = _differing_names(states)
+    else:
+        names = frozenset(
+            k for k in differing if any(s.vars.get(k, _MISS) is not first_vars.get(k, _MISS) for s in states[1:])
+        )
     reason = Unknown(f"differs between branches (too many paths, merged at line {span.start_line})", span)
     for name in names:
         vals = [s.vars.get(name) for s in states]
@@ -195,30 +185,16 @@ def _command_mark(c: CommandRecord, seen: dict[int, tuple[CommandRecord, int]]) 
     return held[1]
 
 
-def _difference(a: State, b: State, differing: frozenset[str] | None = None) -> int:
+def _difference(a: State, b: State, differing: frozenset[str]) -> int:
     """How many variables two paths disagree on; `differing` holds every name they could."""
     va, vb = a.vars, b.vars
     if va is vb:
         return 0
-    if differing is not None:
-        return sum(
-            1
-            for k in differing
-            if (w := va.get(k, _MISS)) is not (v := vb.get(k, _MISS)) and (w is _MISS or v is _MISS or w != v)
-        )
-    n = 0
-    extra = len(va) != len(vb)
-    for k, v in vb.items():
-        w = va.get(k, _MISS)
-        if w is not v:
-            if w is _MISS:
-                extra = True
-                n += 1
-            elif w != v:
-                n += 1
-    if extra:
-        n += sum(1 for k in va if k not in vb)
-    return n
+    return sum(
+        1
+        for k in differing
+        if (w := va.get(k, _MISS)) is not (v := vb.get(k, _MISS)) and (w is _MISS or v is _MISS or w != v)
+    )
 
 
 def effects_only(parent: State, results: list[State]) -> list[State]:
