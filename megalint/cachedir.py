@@ -13,6 +13,15 @@ CACHE_ENV = "MEGALINT_CACHE_DIR"
 SETTLED_NS = 2_000_000_000
 
 
+def file_kind(path: str) -> int:
+    """The kind of file at `path` (`S_IFMT` of its mode, links followed), 0 when there is none:
+    what a check was told when it asked the file system (probes.py), as both caches compare it."""
+    try:
+        return os.stat(path).st_mode & 0o170000
+    except (OSError, ValueError):
+        return 0
+
+
 def cache_folder() -> str:
     """`$MEGALINT_CACHE_DIR`, else `$XDG_CACHE_HOME/megalint`, else `~/.cache/megalint`."""
     explicit = os.environ.get(CACHE_ENV)

@@ -16,7 +16,9 @@ standard output and error, in order, its exit status, and each file its output r
 - every configuration file that could apply (megalint.toml, .megalint.toml and pyproject.toml in
   each folder from a script's and from the working folder up to the file system's root), or that
   there is none;
-- whether each folder from the working folder up holds `.git` (CI reports name paths from it).
+- whether each folder from the working folder up holds `.git` (CI reports name paths from it);
+- what the checks asked the file system (probes.py: a sourced file not found, a fork's marker
+  folder), by the kind of file each path held.
 A file is trusted by its state only when it had not changed for two seconds when the run that
 kept the entry began (git's rule for racily clean files: a file written again within the tick of
 its clock keeps its times); a run that read a file changed more recently keeps no entry. Any
@@ -36,7 +38,7 @@ import sys
 import time
 
 from megalint import __version__
-from megalint.cachedir import SETTLED_NS
+from megalint.cachedir import SETTLED_NS, file_kind
 from megalint.stamp import environment_stamp, package_stamp
 
 TYPE_CHECKING = False  # `typing` is not imported for it: the replay imports as little as it can
@@ -48,7 +50,7 @@ try:
 except ImportError:  # pragma: no cover - a Python built without it
     from hashlib import blake2b
 
-MAGIC = b"megalint-replay-1\n"
+MAGIC = b"megalint-replay-2\n"
 FOLDER = os.path.join(".megalint_cache", "replay")  # at the working folder, the root of the run's cache
 _CHECKSUM = 32
 # When this process began (the module is imported first): a file changed later may have been read
@@ -82,7 +84,10 @@ ENV_PREFIXES = ("MEGALINT_", "GITHUB_", "CI_")
 _enabled = False
 
 State = tuple[int, int, int, int, int] | None  # (mode, inode, size, mtime, ctime), None: absent
-Dependency = tuple[str, bool, State | bool]  # (path, by state, its state / whether it exists)
+# How a file is seen unchanged: its whole state, whether it exists, or the kind of file it is
+# (S_IFMT, links followed; 0 for none).
+BY_STATE, BY_PRESENCE, BY_KIND = 0, 1, 2
+Dependency = tuple[str, int, State | bool | int]  # (path, how, what was seen)
 
 
 def enable() -> None:
@@ -136,6 +141,14 @@ def state(path: str) -> State:
     return st.st_mode, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
+def _seen(path: str, how: int) -> State | bool | int:
+    if how == BY_STATE:
+        return state(path)
+    if how == BY_PRESENCE:
+        return os.path.lexists(path)
+    return file_kind(path)
+
+
 def serve(argv: list[str]) -> int | None:
     """Print what the kept run of this command printed and return its exit status; None when no
     entry holds or the entry no longer applies (the command then runs in full)."""
@@ -148,9 +161,8 @@ def serve(argv: list[str]) -> int | None:
     if held is None:
         return None
     dependencies, chunks, status = held
-    for path, by_state, then in dependencies:
-        now = state(path) if by_state else os.path.lexists(path)
-        if now != then:
+    for path, how, then in dependencies:
+        if _seen(path, how) != then:
             return None
     return _write(chunks, status)
 
@@ -175,12 +187,16 @@ def _load(path: str) -> tuple[tuple[Dependency, ...], tuple[tuple[int, str], ...
     if type(status) is not int or not isinstance(dependencies, tuple) or not isinstance(chunks, tuple):
         return None
     for dep in dependencies:
-        if not (isinstance(dep, tuple) and len(dep) == 3 and isinstance(dep[0], str) and type(dep[1]) is bool):
+        if not (isinstance(dep, tuple) and len(dep) == 3 and isinstance(dep[0], str) and type(dep[1]) is int):
             return None
-        then = dep[2]
-        if dep[1] and not (then is None or (isinstance(then, tuple) and all(type(n) is int for n in then))):
-            return None
-        if not dep[1] and type(then) is not bool:
+        how, then = dep[1], dep[2]
+        if how == BY_STATE:
+            if not (then is None or (isinstance(then, tuple) and all(type(n) is int for n in then))):
+                return None
+        elif how == BY_PRESENCE:
+            if type(then) is not bool:
+                return None
+        elif how != BY_KIND or type(then) is not int:
             return None
     for chunk in chunks:
         if not (isinstance(chunk, tuple) and len(chunk) == 2 and chunk[0] in (1, 2) and isinstance(chunk[1], str)):
@@ -245,11 +261,13 @@ def keep(
     status: int,
     files: set[str],
     folders: set[str],
+    answers: dict[str, int],
     config_names: tuple[str, ...],
 ) -> bool:
     """Keep the recorded run of `argv` for the next run of the same command; `files` are those
     its output rests on, `folders` those where a configuration file (`config_names`) found in them
-    or above them would apply. Nothing is kept when a file had changed too recently to be trusted
+    or above them would apply, `answers` what its checks asked the file system (probes.py).
+    Nothing is kept when a file had changed too recently to be trusted
     by its state, or the cache's folder is missing (the cache of results makes it) or cannot be
     written."""
     if not recording.whole:
@@ -257,17 +275,19 @@ def keep(
     cwd = os.getcwd()
     dependencies: list[Dependency] = []
     for path in sorted(os.path.join(cwd, f) for f in files):
-        dependencies.append((path, True, state(path)))
+        dependencies.append((path, BY_STATE, state(path)))
     candidates = config_names
     for folder in sorted(_up(os.path.abspath(f) for f in {*folders, cwd})):
         dependencies.extend(
-            (os.path.join(folder, name), True, state(os.path.join(folder, name))) for name in candidates
+            (os.path.join(folder, name), BY_STATE, state(os.path.join(folder, name))) for name in candidates
         )
     dependencies.extend(
-        (os.path.join(folder, ".git"), False, os.path.lexists(os.path.join(folder, ".git"))) for folder in _up([cwd])
+        (os.path.join(folder, ".git"), BY_PRESENCE, os.path.lexists(os.path.join(folder, ".git")))
+        for folder in _up([cwd])
     )
-    for _, by_state, then in dependencies:
-        if by_state and isinstance(then, tuple) and max(then[3], then[4]) + SETTLED_NS > STARTED_NS:
+    dependencies.extend((path, BY_KIND, found) for path, found in sorted(answers.items()))
+    for _, how, then in dependencies:
+        if how == BY_STATE and isinstance(then, tuple) and max(then[3], then[4]) + SETTLED_NS > STARTED_NS:
             return False
     target = entry_path(argv)
     payload = marshal.dumps((tuple(dependencies), tuple(recording.chunks), int(status)))

@@ -19,6 +19,7 @@ LAYERS: list[str] = [
     "errors",  # the error hierarchy and exit statuses
     "source",  # a script's text and positions
     "cachedir",  # where megalint keeps what later runs reuse
+    "probes",  # what a check asks the file system, kept with the answers for the caches
     "stamp",  # which build of megalint runs, named without reading its files
     "cache_entry",  # how it keeps an entry there
     "classcode",  # the methods dataclasses compile, kept between runs of the command line

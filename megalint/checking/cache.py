@@ -6,7 +6,9 @@ megalint's version, the rules (the key the packaged rules were loaded by, the by
 file of the user's), the configuration and the command line's analysis options, the name the file
 is reported under and its text. What the script
 sources is known only after checking it: the entry records each file read besides the script
-with a hash of its text, and is used only while every one of them still reads the same.
+with a hash of its text, and what the check asked the file system (probes.py: a sourced file not
+found, a fork's marker folder), and is used only while every file reads the same and every
+answer holds.
 
 Several runs may share the folder: an entry is written to a temporary file and renamed into
 place, so that a reader sees a whole entry or none. An entry carries a checksum of its payload,
@@ -28,14 +30,14 @@ from functools import cache
 from typing import Any
 
 from megalint import __version__
-from megalint.cachedir import SETTLED_NS
+from megalint.cachedir import SETTLED_NS, file_kind
 from megalint.checking.outcome import Outcome
 from megalint.errors import InputError
 from megalint.source import decode
 from megalint.stamp import package_stamp
 
 FOLDER = ".megalint_cache"
-MAGIC = b"megalint-result-4\n"
+MAGIC = b"megalint-result-5\n"
 # The folder of the sets of Python files that results rest on, each in a file named by its key.
 CODE_SETS = "code"
 _DIGEST = hashlib.sha256().digest_size
@@ -83,6 +85,8 @@ class ResultCache:
     _code_paths: dict[str, frozenset[str]] = field(default_factory=dict, init=False, repr=False, compare=False)
     # The hash of each sourced script, read once a run (a common file sourced by many scripts).
     _source_digests: dict[str, str | None] = field(default_factory=dict, init=False, repr=False, compare=False)
+    # What is at each path entries asked about, looked at once a run (probes.py).
+    _kinds: dict[str, int] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def folder(self) -> str:
@@ -102,7 +106,7 @@ class ResultCache:
         outcome, read, code = held
         if not isinstance(outcome, Outcome) or not isinstance(read, dict) or not isinstance(code, str):
             return None
-        if not self._code_unchanged(code) or not self._unchanged(read):
+        if not self._code_unchanged(code) or not self._unchanged(read) or not self._answers_hold(outcome.probes):
             return None
         # The Python files, named in their set, are the outcome's again: as the check made it.
         return replace(outcome, code=self._code_paths[code]) if code else outcome
@@ -189,6 +193,21 @@ class ResultCache:
                     now = None
                 self._source_digests[path] = now
             if now is None or now != hashed:
+                return False
+        return True
+
+    def _answers_hold(self, answers: Any) -> bool:
+        """Whether each path an entry's check asked about holds the kind of file it held."""
+        if not isinstance(answers, dict):
+            return False
+        kinds = self._kinds
+        for path, found in answers.items():
+            if not isinstance(path, str) or type(found) is not int:
+                return False
+            now = kinds.get(path)
+            if now is None:
+                now = kinds[path] = file_kind(path)
+            if now != found:
                 return False
         return True
 

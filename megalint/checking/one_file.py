@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from megalint import probes
 from megalint.checking.outcome import FixMode, Outcome
 from megalint.checking.setup import Setup
 from megalint.diagnostics import Applicability, Diagnostic
@@ -19,7 +20,15 @@ _MENTIONS_MEGALINT = re.compile("megalint", re.IGNORECASE)
 
 
 def check_text(text: str, shown: str, setup: Setup, fixes: FixMode) -> Outcome:
-    """Check the script `text`, reported as `shown`, and apply or show its fixes."""
+    """Check the script `text`, reported as `shown`, and apply or show its fixes; the outcome
+    keeps what the check asked the file system (probes.py), for the caches to see unchanged."""
+    with probes.recorded() as asked:
+        outcome = _check_text(text, shown, setup, fixes)
+    outcome.probes = asked
+    return outcome
+
+
+def _check_text(text: str, shown: str, setup: Setup, fixes: FixMode) -> Outcome:
     result = lint_text(shown, text, setup.settings)
     diags = finalise(result, text, setup, shown)
     # The GPU given to megalint lost to the script's own: said on the side, as it is about the run.

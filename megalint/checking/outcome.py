@@ -42,3 +42,6 @@ class Outcome:
     # The Python files besides the scripts that decided it (a fork's parser, a program's own):
     # a cached result is used only while they are unchanged.
     code: frozenset[str] = frozenset()
+    # What the check asked the file system, and the answers (probes.py): path -> kind of file, 0
+    # for none. A sourced file not found then, found now, makes the result stale.
+    probes: dict[str, int] = field(default_factory=dict)

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TextIO
 
+from megalint import probes
 from megalint.checking.cache import ResultCache, digest, rules_digest
 from megalint.checking.files import read_script, read_stream, write_fixed
 from megalint.checking.outcome import FixMode
@@ -93,6 +94,9 @@ class RunResult:
     passed_through: int = 0  # standard input excluded with --force-exclude
     rule_errors: int = 0  # rules that failed on a file (each told as a note)
     code: set[str] = field(default_factory=set)  # the Python files that decided the findings
+    # What the checks asked the file system (probes.py): path -> kind of file; -1 where two
+    # checks of the run were answered differently (a file made meanwhile), which nothing matches.
+    probes: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -194,6 +198,7 @@ def check_files(
         run.fixed += outcome.fixed
         run.sources.update(outcome.sources)
         run.code.update(outcome.code)
+        probes.gather(run.probes, outcome.probes)
         run.diagnostics.extend(outcome.diagnostics)
         level = None if setup.threshold == "none" else Severity(setup.threshold).rank
         run.failing = run.failing or (level is not None and any(d.severity.rank >= level for d in outcome.diagnostics))

@@ -156,7 +156,7 @@ class _Done:
     """What a run leaves for its replay (replay.py): the files and the folders its report rests on,
     or None when the run is not one to replay."""
 
-    rests_on: tuple[set[str], set[str]] | None = None
+    rests_on: tuple[set[str], set[str], dict[str, int]] | None = None
 
 
 def _replayable(args: argparse.Namespace, targets: Sequence[OutputTarget]) -> bool:
@@ -173,8 +173,9 @@ def _replayable(args: argparse.Namespace, targets: Sequence[OutputTarget]) -> bo
 
 def _rests_on(
     args: argparse.Namespace, run: RunResult, setups: Setups, options: RunOptions
-) -> tuple[set[str], set[str]] | None:
-    """The files a replay of this run rests on and the folders whose configuration could apply;
+) -> tuple[set[str], set[str], dict[str, int]] | None:
+    """The files a replay of this run rests on, the folders whose configuration could apply and
+    what the checks asked the file system (probes.py);
     None when a file could not be read, a rule failed, or the cache is not at the working folder."""
     from megalint.checking.run import cache_root
 
@@ -185,7 +186,7 @@ def _rests_on(
     if any(cfg.rule_dirs or cfg.megatron_roots for cfg in setups.used()):
         return None
     files = {*args.paths, *run.sources, *run.code, *([args.config] if args.config else [])}
-    return files, {os.path.dirname(os.path.abspath(p)) for p in args.paths}
+    return files, {os.path.dirname(os.path.abspath(p)) for p in args.paths}, run.probes
 
 
 def _check(args: argparse.Namespace, targets: Sequence[OutputTarget], done: _Done) -> int:

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from megalint import probes
 from megalint.megatron.catalogue import Catalogue, CatalogueError, shipped_options
 from megalint.megatron.catalogue_choice import catalogue_for, release_catalogue
 from megalint.megatron.extract.sources import DirectoryTree, ExtractError
@@ -60,15 +60,15 @@ class ForkCatalogue:
 
 
 def _megatron_tree(folders: Sequence[Path]) -> Path | None:
-    return next((f for f in folders if any((f / a).is_file() for a in ARGUMENTS_FILES)), None)
+    return next((f for f in folders if any(probes.is_file(f / a) for a in ARGUMENTS_FILES)), None)
 
 
 def _package(folders: Sequence[Path], name: str) -> Path | None:
     """The first folder holding the Python package `name` (itself, or a checkout around it)."""
     for f in folders:
-        if (f / name / "__init__.py").is_file():
+        if probes.is_file(f / name / "__init__.py"):
             return f
-        if f.name == name and (f / "__init__.py").is_file():
+        if f.name == name and probes.is_file(f / "__init__.py"):
             return f.parent
     return None
 
@@ -77,7 +77,7 @@ def _feature_files(root: Path, package: str) -> list[str]:
     """A MindSpeed-style package's modules that add flags: features_manager/ and the argument modules."""
     found = sorted(p.relative_to(root).as_posix() for p in (root / package / "features_manager").rglob("*.py"))
     for module in ("training/arguments.py", "arguments.py"):
-        if (root / package / module).is_file():
+        if probes.is_file(root / package / module):
             found.append(f"{package}/{module}")
     return found
 
@@ -163,7 +163,7 @@ def fork_catalogue(fork: Fork, source_roots: Sequence[str], version: str | None)
     return _fork_catalogue(fork.name, fork.root, tuple(source_roots), version)
 
 
-@lru_cache(maxsize=16)
+@probes.remembered(maxsize=16)
 def _fork_catalogue(name: str, root: Path | None, source_roots: tuple[str, ...], version: str | None) -> ForkCatalogue:
     fork = Fork(name, f"{name} at {root}", root)
     named = [Path(r).resolve() for r in source_roots]
@@ -179,14 +179,14 @@ def _fork_catalogue(name: str, root: Path | None, source_roots: tuple[str, ...],
         else:
             missing = "MindSpeed (the `mindspeed` package this fork runs on) is not at hand: name its checkout with --megatron-root"
         if fork.name == MINDSPEED_LLM and fork.root is not None:
-            pkg = "mindspeed_llm" if (fork.root / "mindspeed_llm").is_dir() else "modellink"
-            if (fork.root / pkg).is_dir():
+            pkg = "mindspeed_llm" if probes.is_dir(fork.root / "mindspeed_llm") else "modellink"
+            if probes.is_dir(fork.root / pkg):
                 scans.append((fork.root, _feature_files(fork.root, pkg)))
         if fork.name == MINDSPEED_LLM and not any(r == fork.root for r, _ in scans):
             missing = "MindSpeed-LLM's source is not at hand: name its checkout with --megatron-root"
     elif fork.name == PAI_MEGATRON_PATCH:
         patch = _package([*here, *named], "megatron_patch")
-        if patch is not None and (patch / "megatron_patch" / "arguments.py").is_file():
+        if patch is not None and probes.is_file(patch / "megatron_patch" / "arguments.py"):
             scans.append((patch, ["megatron_patch/arguments.py"]))
         else:
             missing = "Pai-Megatron-Patch's megatron_patch/arguments.py is not at hand: name its checkout with --megatron-root"

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from megalint import probes
 from megalint.shell.values import Word
 
 MINDSPEED = "mindspeed"
@@ -69,9 +70,9 @@ def repository_root(start: Path) -> Path | None:
     """The nearest folder at or above `start` that holds a fork's or Megatron's source, stopping
     at the top of a git repository."""
     for folder in (start, *start.parents):
-        if any((folder / m).exists() for m in _MARKERS):
+        if any(probes.exists(folder / m) for m in _MARKERS):
             return folder
-        if (folder / ".git").exists():
+        if probes.exists(folder / ".git"):
             return None
     return None
 
@@ -81,7 +82,7 @@ def _entry_file(entry: str | None, folders: Sequence[Path]) -> Path | None:
         return None
     path = Path(entry)
     candidates = [path] if path.is_absolute() else [f / path for f in folders]
-    return next((c for c in candidates if c.is_file()), None)
+    return next((c for c in candidates if probes.is_file(c)), None)
 
 
 def _read(path: Path | None) -> str:
@@ -94,14 +95,14 @@ def _read(path: Path | None) -> str:
 
 
 def _own_arguments(root: Path) -> Path | None:
-    return next((root / a for a in ARGUMENTS_FILES if (root / a).is_file()), None)
+    return next((root / a for a in ARGUMENTS_FILES if probes.is_file(root / a)), None)
 
 
 def detect_fork(
     script: str | None, entry: str | None, argv: Sequence[Word], source_roots: Sequence[str] = ()
 ) -> Fork | None:
     """The Megatron fork a launch runs, or None for Megatron-LM (or a tree megalint cannot tell)."""
-    script_dir = Path(script).resolve().parent if script and Path(script).is_file() else None
+    script_dir = Path(script).resolve().parent if script and probes.is_file(script) else None
     root = repository_root(script_dir) if script_dir is not None else None
     named = [Path(r).resolve() for r in source_roots]
     if root is None:
@@ -114,19 +115,19 @@ def detect_fork(
     def at(name: str, why: str) -> Fork:
         return Fork(name, why, root, entry_file)
 
-    if root is not None and ((root / "mindspeed_llm").is_dir() or (root / "modellink").is_dir()):
-        pkg = "mindspeed_llm" if (root / "mindspeed_llm").is_dir() else "modellink"
+    if root is not None and (probes.is_dir(root / "mindspeed_llm") or probes.is_dir(root / "modellink")):
+        pkg = "mindspeed_llm" if probes.is_dir(root / "mindspeed_llm") else "modellink"
         return at(MINDSPEED_LLM, f"the script lives in a MindSpeed-LLM repository ({pkg}/ at {root})")
     if _imports(text, "mindspeed_llm") or _imports(text, "modellink"):
         return at(MINDSPEED_LLM, f"{shown} imports MindSpeed-LLM's megatron_adaptor")
-    if root is not None and (root / "mindspeed" / "megatron_adaptor.py").is_file():
+    if root is not None and probes.is_file(root / "mindspeed" / "megatron_adaptor.py"):
         return at(MINDSPEED, f"the script lives in a MindSpeed repository (mindspeed/ at {root})")
     if _imports(text, "mindspeed"):
         return at(MINDSPEED, f"{shown} imports mindspeed.megatron_adaptor, which patches Megatron's arguments")
-    if (root is not None and (root / "megatron_patch").is_dir()) or _imports(text, "megatron_patch"):
+    if (root is not None and probes.is_dir(root / "megatron_patch")) or _imports(text, "megatron_patch"):
         where = f"megatron_patch/ at {root}" if root is not None else f"{shown} imports megatron_patch"
         return at(PAI_MEGATRON_PATCH, f"the launch runs Pai-Megatron-Patch ({where})")
-    if root is not None and (root / "examples_deepspeed").is_dir():
+    if root is not None and probes.is_dir(root / "examples_deepspeed"):
         return at(
             MEGATRON_DEEPSPEED, f"the script lives in a Megatron-DeepSpeed repository (examples_deepspeed/ at {root})"
         )

@@ -16,6 +16,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from megalint import probes
 from megalint.megatron.bind import bind
 from megalint.megatron.bound import BoundArgs, ProblemKind
 from megalint.megatron.catalogue import Catalogue
@@ -43,7 +44,7 @@ def _entry_file(script: str | None, entry: str, source_roots: Sequence[str]) -> 
     the repository it is in (up to its top), and the folders the user named."""
     path = Path(entry)
     if path.is_absolute():
-        return path if path.is_file() else None
+        return path if probes.is_file(path) else None
     folders: list[Path] = []
     if script:
         here = Path(script).resolve().parent
@@ -51,10 +52,10 @@ def _entry_file(script: str | None, entry: str, source_roots: Sequence[str]) -> 
         root = repository_root(here)
         for folder in here.parents:
             folders.append(folder)
-            if folder == root or (folder / ".git").exists():
+            if folder == root or probes.exists(folder / ".git"):
                 break
     folders.extend(Path(r).resolve() for r in source_roots)
-    return next((f / path for f in folders if (f / path).is_file()), None)
+    return next((f / path for f in folders if probes.is_file(f / path)), None)
 
 
 def tool_parser(script: str | None, entry: str | None, source_roots: Sequence[str] = ()) -> ToolParser | None:

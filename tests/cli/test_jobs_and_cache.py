@@ -92,6 +92,34 @@ def test_a_changed_file_or_what_it_sources_is_checked_again(megalint, tmp_path, 
     assert megalint(*argv, cwd=tmp_path).codes == []
 
 
+def test_a_sourced_file_not_found_then_found_now_is_read(megalint, tmp_path, cache_on):
+    # The cached result said env.sh was missing; one made since must be read, not reported missing.
+    write_all(tmp_path, {"run.sh": "source ./env.sh\n" + ERROR.replace("size 3", "size ${TP:-2}")})
+    argv = ("--isolated", "--output-format", "concise", "run.sh")
+    assert megalint(*argv, cwd=tmp_path).codes == []
+    assert megalint(*argv, cwd=tmp_path).codes == []
+    (tmp_path / "env.sh").write_text("TP=3\n", encoding="utf-8")
+    assert megalint(*argv, cwd=tmp_path).codes == ["ML101"]
+    (tmp_path / "env.sh").unlink()
+    assert megalint(*argv, cwd=tmp_path).codes == []
+
+
+def test_a_forks_source_appearing_is_seen_by_a_cached_result(megalint, tmp_path, cache_on):
+    # A repository whose own Megatron tree defines --demo-fused-rope; at first without the tree.
+    tree = REPO / "fixtures" / "forks" / "tree"
+    shutil.copytree(tree / "examples", tmp_path / "examples")
+    shutil.copy(tree / "pretrain_gpt.py", tmp_path / "pretrain_gpt.py")
+    (tmp_path / ".git").mkdir()
+    argv = ("--output-format", "concise", "examples/run.sh")
+    before = megalint(*argv, cwd=tmp_path)
+    assert before.codes == ["ML501", "ML501"]
+    assert megalint(*argv, cwd=tmp_path).out == before.out
+    shutil.copytree(tree / "megatron", tmp_path / "megatron")
+    after = megalint(*argv, cwd=tmp_path)
+    assert after.codes == ["ML501"]
+    assert after.out == megalint(*argv, "--no-cache", cwd=tmp_path).out
+
+
 def test_a_result_that_python_source_decided_is_checked_again_when_it_changes(megalint, tmp_path, cache_on):
     # The converter's own parser decides the finding: a change there does not show in the script.
     shutil.copy(REPO / "fixtures" / "tools" / "convert_weights.py", tmp_path / "convert_weights.py")

@@ -118,6 +118,38 @@ def test_a_changed_script_what_it_sources_or_its_python_is_run_in_full(megalint,
     assert replayed(*argv) is None
 
 
+def test_a_sourced_file_made_after_the_run_is_read_not_replayed_as_missing(megalint, replayed, tmp_path, on):
+    # The script's findings rest on env.sh not being there: once it is, they are another run's.
+    write_all(tmp_path, {"run.sh": "source ./env.sh\n" + ERROR.replace("size 3", "size ${TP:-2}")})
+    argv = ("--isolated", "--output-format", "concise", "run.sh")
+    assert megalint(*argv, cwd=tmp_path).codes == []
+    assert replayed(*argv) is not None
+    (tmp_path / "env.sh").write_text("TP=3\n", encoding="utf-8")
+    assert replayed(*argv) is None
+    assert megalint(*argv, cwd=tmp_path).codes == ["ML101"]
+    assert replayed(*argv).codes == ["ML101"]
+    (tmp_path / "env.sh").unlink()
+    assert replayed(*argv) is None
+
+
+def test_a_forks_source_appearing_beside_the_script_is_run_in_full(megalint, replayed, tmp_path, on):
+    # A repository whose own Megatron tree defines --demo-fused-rope; at first without the tree.
+    tree = REPO / "fixtures" / "forks" / "tree"
+    shutil.copytree(tree / "examples", tmp_path / "examples")
+    shutil.copy(tree / "pretrain_gpt.py", tmp_path / "pretrain_gpt.py")
+    (tmp_path / ".git").mkdir()
+    argv = ("--output-format", "concise", "examples/run.sh")
+    before = megalint(*argv, cwd=tmp_path)
+    assert before.codes == ["ML501", "ML501"]
+    assert replayed(*argv) is not None
+    shutil.copytree(tree / "megatron", tmp_path / "megatron")
+    assert replayed(*argv) is None
+    after = megalint(*argv, cwd=tmp_path)
+    assert after.codes == ["ML501"]
+    assert same(after, megalint(*argv, "--no-cache", cwd=tmp_path))
+    assert same(replayed(*argv), after)
+
+
 def test_a_python_file_from_the_cache_of_results_is_named_by_the_replay_too(megalint, replayed, tmp_path, on):
     """A run that read its result from the cache of results knows the Python files it rests on."""
     shutil.copy(REPO / "fixtures" / "tools" / "convert_weights.py", tmp_path / "convert_weights.py")

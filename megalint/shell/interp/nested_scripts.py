@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
+from megalint import probes
 from megalint.errors import InputError
 from megalint.shell.facts import ASSUME_RELATIVE, UnreadReason
 from megalint.shell.headers import implied_environment, read_headers
@@ -61,11 +62,11 @@ def source(ev: Evaluator, args: list[Word], span: Span, st: State, frame: Frame)
     _assumptions_of_path(ev, args[0], os.path.isabs(target))
     base_dir = os.path.dirname(os.path.abspath(frame.ps.source.path))
     path = target if os.path.isabs(target) else os.path.normpath(os.path.join(base_dir, target))
-    if not os.path.isfile(path) and not os.path.isabs(target):
+    if not probes.is_file(path) and not os.path.isabs(target):
         alt = os.path.normpath(os.path.join(ev.script_dir, target))
-        if os.path.isfile(alt):
+        if probes.is_file(alt):
             path = alt
-    if not os.path.isfile(path):
+    if not probes.is_file(path):
         ev.unread(
             span,
             target,

@@ -1,0 +1,105 @@
+"""The questions a check asks the file system ("is there a file here?"), kept with their answers.
+
+What a script's findings say can rest on a file that is not there: a `source ./env.sh` that is
+not found, a fork's marker folder above the script, a `.git` that ends the search for one. The
+cache of results (checking/cache.py) and the replay (replay.py) name the files a result read;
+these answers are what they must also see unchanged before they trust the result again: a sourced
+file created since is read, not reported missing from a stale entry.
+
+A check asks through `is_file`, `is_dir` and `exists`; `recorded()` collects every path asked
+while it is open, with the kind of file it found (an `S_IFMT` value, 0 for none). Work that is
+remembered across a run's files (`remembered`) hands its answers to each later file that uses it.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import stat
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TypeVar
+
+from megalint.cachedir import file_kind
+
+T = TypeVar("T")
+Answers = dict[str, int]  # absolute path -> S_IFMT of what is there (links followed), 0 for nothing
+
+_asked: Answers | None = None  # the answers of the check now running, when one is recorded
+
+
+def _ask(path: str | os.PathLike[str]) -> int:
+    full = os.path.abspath(os.fspath(path))
+    found = file_kind(full)
+    if _asked is not None:
+        _asked.setdefault(full, found)
+    return found
+
+
+def is_file(path: str | os.PathLike[str]) -> bool:
+    """`os.path.isfile`, recorded."""
+    return _ask(path) == stat.S_IFREG
+
+
+def is_dir(path: str | os.PathLike[str]) -> bool:
+    """`os.path.isdir`, recorded."""
+    return _ask(path) == stat.S_IFDIR
+
+
+def exists(path: str | os.PathLike[str]) -> bool:
+    """`os.path.exists`, recorded."""
+    return _ask(path) != 0
+
+
+@contextmanager
+def recorded() -> Iterator[Answers]:
+    """Collect the answers given while open (also into any recording around this one)."""
+    global _asked
+    outer = _asked
+    mine: Answers = {}
+    _asked = mine
+    try:
+        yield mine
+    finally:
+        _asked = outer
+        if outer is not None:
+            for path, found in mine.items():
+                outer.setdefault(path, found)
+
+
+def gather(into: Answers, answers: Answers) -> None:
+    """Add one check's answers to those of a run: a path two checks found different (a file made
+    meanwhile) gets -1, which no kind matches, so that nothing resting on it is trusted."""
+    for path, found in answers.items():
+        if into.setdefault(path, found) != found:
+            into[path] = -1
+
+
+def unchanged(answers: Answers, now: Callable[[str], int] = file_kind) -> bool:
+    """Whether every path still holds the kind of file it held."""
+    return all(now(path) == found for path, found in answers.items())
+
+
+def remembered(maxsize: int) -> Callable[[Callable[..., T]], Callable[..., T]]:
+    """`functools.lru_cache` for work that asks the file system: a call answered from memory
+    gives the answers the first call got to the recording now open, as if it had asked again."""
+
+    def wrap(fn: Callable[..., T]) -> Callable[..., T]:
+        @functools.lru_cache(maxsize=maxsize)
+        def computed(*args: object) -> tuple[T, Answers]:
+            with recorded() as answers:
+                value = fn(*args)
+            return value, answers
+
+        @functools.wraps(fn)
+        def call(*args: object) -> T:
+            value, answers = computed(*args)
+            if _asked is not None:
+                for path, found in answers.items():
+                    _asked.setdefault(path, found)
+            return value
+
+        call.cache_clear = computed.cache_clear  # type: ignore[attr-defined]
+        return call
+
+    return wrap

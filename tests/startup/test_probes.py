@@ -1,0 +1,62 @@
+"""What a check asks the file system is kept with its answers (probes.py), including for work a
+run remembers from one file to the next."""
+
+from __future__ import annotations
+
+import stat
+
+from megalint import probes
+
+
+def test_answers_are_kept_by_absolute_path_and_kind(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "f").write_text("x", encoding="utf-8")
+    (tmp_path / "d").mkdir()
+    with probes.recorded() as asked:
+        assert probes.is_file("f") and not probes.is_dir("f")
+        assert probes.is_dir(tmp_path / "d") and probes.exists("d")
+        assert not probes.exists("gone") and not probes.is_file("bad\0name")
+    assert asked == {
+        str(tmp_path / "f"): stat.S_IFREG,
+        str(tmp_path / "d"): stat.S_IFDIR,
+        str(tmp_path / "gone"): 0,
+        str(tmp_path / "bad\0name"): 0,
+    }
+    assert probes.unchanged(asked)
+    (tmp_path / "gone").write_text("", encoding="utf-8")
+    assert not probes.unchanged(asked)
+
+
+def test_a_recording_inside_another_gives_its_answers_to_both(tmp_path):
+    with probes.recorded() as outer:
+        with probes.recorded() as inner:
+            probes.exists(tmp_path / "a")
+        probes.exists(tmp_path / "b")
+    assert set(inner) == {str(tmp_path / "a")}
+    assert set(outer) == {str(tmp_path / "a"), str(tmp_path / "b")}
+    probes.exists(tmp_path / "c")  # nothing is recording: nothing kept
+    assert set(outer) == {str(tmp_path / "a"), str(tmp_path / "b")}
+
+
+def test_remembered_work_gives_its_answers_to_every_later_check(tmp_path):
+    calls = []
+
+    @probes.remembered(maxsize=4)
+    def look(name: str) -> bool:
+        calls.append(name)
+        return probes.is_dir(tmp_path / name)
+
+    with probes.recorded() as first:
+        assert not look("x")
+    with probes.recorded() as second:
+        assert not look("x")
+    assert calls == ["x"]
+    assert first == second == {str(tmp_path / "x"): 0}
+
+
+def test_a_run_told_two_answers_for_one_path_trusts_neither():
+    run: dict[str, int] = {}
+    for kind in (0, stat.S_IFREG, stat.S_IFREG):
+        probes.gather(run, {"/p": kind, f"/q{kind}": kind})
+    assert run == {"/p": -1, "/q0": 0, f"/q{stat.S_IFREG}": stat.S_IFREG}
+    assert not probes.unchanged({"/p": -1}, lambda path: 0)
