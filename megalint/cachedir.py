@@ -5,12 +5,28 @@
 from __future__ import annotations
 
 import os
+import time
 
 CACHE_ENV = "MEGALINT_CACHE_DIR"
 # A file is known unchanged by its size and times alone only when it had not been written for this
 # long when it was read (git's rule for racily clean files): one written again within the same
 # tick of its clock keeps its time. The cache of results and the replay both rest on it.
 SETTLED_NS = 2_000_000_000
+
+
+DAY_NS = 86_400 * 10**9
+
+
+def used(path: str, mtime_ns: int) -> None:
+    """An entry of the cache of results or a replay just read (its time `mtime_ns`): its time is
+    set to now when it is a day old, so that pruning (checking/pruning.py) sees it in use. Once a
+    day at most: most reads write nothing."""
+    now = time.time_ns()
+    if now - mtime_ns > DAY_NS:
+        try:
+            os.utime(path, ns=(now, now))
+        except OSError:
+            pass
 
 
 def file_kind(path: str) -> int:

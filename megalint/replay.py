@@ -1,6 +1,7 @@
 """The replay of a repeated command: `megalint FILE…` run again on files, configuration and
 environment unchanged since an earlier run prints what that run printed, and exits as it did,
-without importing the linter, its configuration or its reports.
+without importing the linter, its configuration or its reports. Entries not used for a month
+are removed (checking/pruning.py).
 
 The cache of results (checking/cache.py) spares a repeated run the checking; what it leaves is the
 start-up of the command line, the configuration and the reports, several times ShellCheck's whole
@@ -38,7 +39,7 @@ import sys
 import time
 
 from megalint import __version__
-from megalint.cachedir import SETTLED_NS, file_kind
+from megalint.cachedir import SETTLED_NS, file_kind, used
 from megalint.stamp import environment_stamp, package_stamp
 
 TYPE_CHECKING = False  # `typing` is not imported for it: the replay imports as little as it can
@@ -155,23 +156,26 @@ def serve(argv: list[str]) -> int | None:
     if not enabled() or "--no-cache" in argv:
         return None
     try:
-        held = _load(entry_path(argv))
+        where = entry_path(argv)
+        held = _load(where)
     except (OSError, ValueError):
         return None
     if held is None:
         return None
-    dependencies, chunks, status = held
+    dependencies, chunks, status, mtime_ns = held
     for path, how, then in dependencies:
         if _seen(path, how) != then:
             return None
+    used(where, mtime_ns)
     return _write(chunks, status)
 
 
-def _load(path: str) -> tuple[tuple[Dependency, ...], tuple[tuple[int, str], ...], int] | None:
-    """What an entry holds, when it verifies and has the entry's shape."""
+def _load(path: str) -> tuple[tuple[Dependency, ...], tuple[tuple[int, str], ...], int, int] | None:
+    """What an entry holds, when it verifies and has the entry's shape, and its time."""
     try:
         with open(path, "rb") as fh:
             data = fh.read()
+            mtime_ns = os.fstat(fh.fileno()).st_mtime_ns
     except OSError:
         return None
     checksum, payload = data[len(MAGIC) : len(MAGIC) + _CHECKSUM], data[len(MAGIC) + _CHECKSUM :]
@@ -201,7 +205,7 @@ def _load(path: str) -> tuple[tuple[Dependency, ...], tuple[tuple[int, str], ...
     for chunk in chunks:
         if not (isinstance(chunk, tuple) and len(chunk) == 2 and chunk[0] in (1, 2) and isinstance(chunk[1], str)):
             return None
-    return dependencies, chunks, status
+    return dependencies, chunks, status, mtime_ns
 
 
 def _write(chunks: tuple[tuple[int, str], ...], status: int) -> int:

@@ -10,6 +10,8 @@ with a hash of its text, and what the check asked the file system (probes.py: a 
 found, a fork's marker folder), and is used only while every file reads the same and every
 answer holds.
 
+Entries not used for a month go, and the least recently used past a cap (pruning.py).
+
 Several runs may share the folder: an entry is written to a temporary file and renamed into
 place, so that a reader sees a whole entry or none. An entry carries a checksum of its payload,
 and one that does not verify, does not load, or names anything but megalint's own types is
@@ -30,7 +32,7 @@ from functools import cache
 from typing import Any
 
 from megalint import __version__
-from megalint.cachedir import SETTLED_NS, file_kind
+from megalint.cachedir import SETTLED_NS, file_kind, used
 from megalint.checking.outcome import Outcome
 from megalint.errors import InputError
 from megalint.source import decode
@@ -166,6 +168,7 @@ class ResultCache:
         try:
             with open(target, "rb") as fh:
                 data = fh.read()
+                mtime_ns = os.fstat(fh.fileno()).st_mtime_ns
         except OSError:
             return _UNREAD
         if not data.startswith(MAGIC):
@@ -175,9 +178,11 @@ class ResultCache:
         if len(checksum) != _DIGEST or hashlib.sha256(payload).digest() != checksum:
             return _UNREAD
         try:
-            return _Loader(io.BytesIO(payload)).load()
+            held = _Loader(io.BytesIO(payload)).load()
         except Exception:  # noqa: BLE001 - an entry that does not load is no entry
             return _UNREAD
+        used(target, mtime_ns)  # in use: not the first to go when the folder is pruned
+        return held
 
     def _unchanged(self, read: Mapping[Any, Any]) -> bool:
         """Whether the scripts an entry's script sources still hash as they did."""

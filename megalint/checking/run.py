@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TextIO
 
 from megalint import probes
-from megalint.checking.cache import ResultCache, digest, rules_digest
+from megalint.checking.cache import CODE_SETS, FOLDER, ResultCache, digest, rules_digest
 from megalint.checking.files import read_script, read_stream, write_fixed
 from megalint.checking.outcome import FixMode
 from megalint.checking.parallel import CacheFor, Todo, check_all, default_jobs, look_up
@@ -150,6 +150,8 @@ def check_files(
                 _ready(item)
         found = found.without([k for k, i in enumerate(candidates) if i.setup is None])
     outcomes = check_all(_todo(items), options.fixes, jobs(options, setups), found)
+    # A run that writes results keeps the folder small (once a day: pruning.py).
+    wrote = any(c is not None and h is None for c, h in zip(found.caches, found.hits, strict=True))
     for item in items:
         if item.error is not None:
             raise item.error
@@ -202,6 +204,11 @@ def check_files(
         run.diagnostics.extend(outcome.diagnostics)
         level = None if setup.threshold == "none" else Severity(setup.threshold).rank
         run.failing = run.failing or (level is not None and any(d.severity.rank >= level for d in outcome.diagnostics))
+    root = cache_root(options, setups) if wrote else None
+    if root is not None:
+        from megalint.checking.pruning import prune
+
+        prune(os.path.join(root, FOLDER), CODE_SETS)
     return run
 
 
