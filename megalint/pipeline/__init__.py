@@ -94,8 +94,9 @@ class FileResult:
     fragments: list[LaunchResult] = field(default_factory=list)
     # Programs that read Megatron-like flags with a parser of their own (launcher "tool").
     tools: list[LaunchResult] = field(default_factory=list)
-    # The Python files besides the scripts that decided a launch (a fork's parser, an entry point's
-    # provider, a program's own parser): a result resting on them is stale once one changes.
+    # The files besides the scripts read that decided the findings (a fork's parser, an entry
+    # point's provider, a program's own parser, a sourced file that could not be read as a
+    # script): a result resting on them is stale once one changes.
     code: frozenset[str] = frozenset()
 
     @property
@@ -183,7 +184,9 @@ def lint_facts(facts: ScriptFacts, launches: list[Launch], settings: Settings) -
     if facts.findings and len(script_rules):
         script = Target(script_context(facts, version), ScriptLocator(facts), None)
         _merge_into(evaluation, evaluate(script_rules, [script]))
-    code = frozenset(f for r in bound.launches + bound.fragments + bound.tools for f in r.code)
+    code = frozenset(f for r in bound.launches + bound.fragments + bound.tools for f in r.code) | {
+        u.file for u in facts.unread_sources if u.file is not None
+    }
     return FileResult(
         facts.path,
         facts,

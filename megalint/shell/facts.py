@@ -111,6 +111,9 @@ class UnreadSource:
     path: str  # the path as the script gives it (`…` for the parts not known statically)
     reason: UnreadReason
     note: str  # the sentence among ScriptFacts.notes that reports it
+    # The file found there but not read as a script (not UTF-8, too large, nested too deep): what
+    # it holds still decided the findings, so a result kept for later rests on it.
+    file: str | None = None
 
 
 @dataclass(frozen=True)

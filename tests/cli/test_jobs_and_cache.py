@@ -104,6 +104,16 @@ def test_a_sourced_file_not_found_then_found_now_is_read(megalint, tmp_path, cac
     assert megalint(*argv, cwd=tmp_path).codes == []
 
 
+def test_a_sourced_file_that_could_not_be_read_is_read_once_mended(megalint, tmp_path, cache_on):
+    write_all(tmp_path, {"run.sh": "source ./env.sh\n" + ERROR.replace("size 3", "size ${TP:-2}")})
+    (tmp_path / "env.sh").write_bytes(b"TP=3 # \xff\n")  # not UTF-8: not read
+    argv = ("--isolated", "--output-format", "concise", "run.sh")
+    assert megalint(*argv, cwd=tmp_path).codes == []
+    assert megalint(*argv, cwd=tmp_path).codes == []
+    (tmp_path / "env.sh").write_text("TP=3\n", encoding="utf-8")
+    assert megalint(*argv, cwd=tmp_path).codes == ["ML101"]
+
+
 def test_a_forks_source_appearing_is_seen_by_a_cached_result(megalint, tmp_path, cache_on):
     # A repository whose own Megatron tree defines --demo-fused-rope; at first without the tree.
     tree = REPO / "fixtures" / "forks" / "tree"

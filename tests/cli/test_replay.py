@@ -132,6 +132,17 @@ def test_a_sourced_file_made_after_the_run_is_read_not_replayed_as_missing(megal
     assert replayed(*argv) is None
 
 
+def test_a_sourced_file_that_could_not_be_read_is_run_in_full_once_mended(megalint, replayed, tmp_path, on):
+    write_all(tmp_path, {"run.sh": "source ./env.sh\n" + ERROR.replace("size 3", "size ${TP:-2}")})
+    (tmp_path / "env.sh").write_bytes(b"TP=3 # \xff\n")
+    argv = ("--isolated", "--output-format", "concise", "run.sh")
+    assert megalint(*argv, cwd=tmp_path).codes == []
+    assert replayed(*argv) is not None
+    (tmp_path / "env.sh").write_text("TP=3\n", encoding="utf-8")
+    assert replayed(*argv) is None
+    assert megalint(*argv, cwd=tmp_path).codes == ["ML101"]
+
+
 def test_a_forks_source_appearing_beside_the_script_is_run_in_full(megalint, replayed, tmp_path, on):
     # A repository whose own Megatron tree defines --demo-fused-rope; at first without the tree.
     tree = REPO / "fixtures" / "forks" / "tree"

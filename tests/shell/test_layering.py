@@ -1,5 +1,6 @@
 """The shell stage runs first: it imports nothing of the stages that run after it (launch,
-megatron, rules), only itself, the source model and the error hierarchy."""
+megatron, rules), only itself, the source model, the error hierarchy and the record of what it
+asks the file system (probes.py, which the caches read)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 import megalint.shell
 
 SHELL = Path(megalint.shell.__file__).parent
-ALLOWED = ("megalint.shell", "megalint.source", "megalint.errors")
+ALLOWED = ("megalint.shell", "megalint.source", "megalint.errors", "megalint.probes")
 
 
 def _imports(path: Path) -> list[str]:

@@ -3,6 +3,7 @@ each with the note that tells the user, which stays among the notes as before.""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -41,6 +42,7 @@ def test_a_path_not_known_statically(tmp_path: Path) -> None:
 def test_a_file_not_found(tmp_path: Path) -> None:
     unread = _only(_analyze(tmp_path, "X=1\n. ./missing.sh\n"))
     assert (unread.reason, unread.path, unread.span.start_line) == (UnreadReason.NOT_FOUND, "./missing.sh", 2)
+    assert unread.file is None
     assert "not found" in unread.note
 
 
@@ -66,6 +68,7 @@ def test_sources_nested_too_deep(tmp_path: Path) -> None:
     facts = _analyze(tmp_path, "source ./s0.sh\n", **files)
     unread = _only(facts)
     assert unread.reason is UnreadReason.TOO_DEEP
+    assert unread.file is not None and unread.file.endswith(f"s{MAX_SOURCE_DEPTH}.sh")
     assert "nested more than" in unread.note and "cycle" not in unread.note
 
 
@@ -80,6 +83,8 @@ def test_sources_nested_too_deep(tmp_path: Path) -> None:
 def test_a_file_that_cannot_be_read(tmp_path: Path, content: bytes, reason: UnreadReason, said: str) -> None:
     unread = _only(_analyze(tmp_path, "source ./cfg.sh\n", **{"cfg.sh": content}))
     assert (unread.reason, unread.path) == (reason, "./cfg.sh")
+    # Found but not read: what it holds still decides, so a result kept for later rests on it.
+    assert unread.file == os.path.realpath(tmp_path / "cfg.sh")
     assert unread.note.startswith(f"{unread.span}: cannot read sourced file ./cfg.sh: ") and said in unread.note
 
 

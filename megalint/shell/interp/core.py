@@ -330,10 +330,11 @@ class Evaluator:
         if a not in self.assumptions:
             self.assumptions.append(a)
 
-    def unread(self, span: Span, path: str, reason: UnreadReason, note: str) -> None:
-        """A `source` not followed: as data, and as the note that tells the user."""
+    def unread(self, span: Span, path: str, reason: UnreadReason, note: str, file: str | None = None) -> None:
+        """A `source` not followed: as data, and as the note that tells the user; `file`, the
+        file found there and not read (UnreadSource.file)."""
         self.notes.append(note)
-        self.unread_sources.append(UnreadSource(span, path, reason, note))
+        self.unread_sources.append(UnreadSource(span, path, reason, note, file))
 
 
 def _unchanged_paths(before: list[State], after: list[State], recorded: list[int]) -> bool:

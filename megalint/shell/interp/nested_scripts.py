@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from megalint import probes
 from megalint.errors import InputError
+from megalint.probes import is_file
 from megalint.shell.facts import ASSUME_RELATIVE, UnreadReason
 from megalint.shell.headers import implied_environment, read_headers
 from megalint.shell.interp import algebra, commands, expansion
@@ -62,11 +62,11 @@ def source(ev: Evaluator, args: list[Word], span: Span, st: State, frame: Frame)
     _assumptions_of_path(ev, args[0], os.path.isabs(target))
     base_dir = os.path.dirname(os.path.abspath(frame.ps.source.path))
     path = target if os.path.isabs(target) else os.path.normpath(os.path.join(base_dir, target))
-    if not probes.is_file(path) and not os.path.isabs(target):
+    if not is_file(path) and not os.path.isabs(target):
         alt = os.path.normpath(os.path.join(ev.script_dir, target))
-        if probes.is_file(alt):
+        if is_file(alt):
             path = alt
-    if not probes.is_file(path):
+    if not is_file(path):
         ev.unread(
             span,
             target,
@@ -90,7 +90,7 @@ def source(ev: Evaluator, args: list[Word], span: Span, st: State, frame: Frame)
         return [st]
     sub = _parsed_file(ev, real)
     if isinstance(sub, tuple):
-        ev.unread(span, target, sub[0], f"{span}: cannot read sourced file {target}: {sub[1]}")
+        ev.unread(span, target, sub[0], f"{span}: cannot read sourced file {target}: {sub[1]}", real)
         _mark_source_unknown(st, span, f"{target}, sourced at {span}, could not be read")
         return [st]
     if sub.source.path not in ev.sources:
@@ -118,7 +118,7 @@ def _too_deep(ev: Evaluator, st: State, span: Span, target: str, real: str) -> N
     """A file sourced past MAX_SOURCE_DEPTH is not read: what it would set is unknown from here
     on, never the value an outer file gave (which bash overwrites)."""
     reason = f"{target}, sourced at {span}, is nested more than {MAX_SOURCE_DEPTH} sourced files deep"
-    ev.unread(span, target, UnreadReason.TOO_DEEP, f"{span}: {reason}; not followed")
+    ev.unread(span, target, UnreadReason.TOO_DEEP, f"{span}: {reason}; not followed", real)
     sub = _parsed_file(ev, real)
     names: set[str] = set()
     if not isinstance(sub, tuple):
