@@ -19,6 +19,7 @@ from megalint.checking.cache import CODE_SETS, FOLDER, MAGIC
 from .conftest import CLEAN, ERROR, INFO, WARN
 
 REPO = Path(__file__).resolve().parents[2]
+FORK_TREE = REPO / "fixtures" / "forks" / "tree"
 FORMATS = ("concise", "json", "full")
 
 
@@ -54,6 +55,33 @@ def write_all(root: Path, files: dict[str, str]) -> None:
         (root / name).write_text(text, encoding="utf-8")
 
 
+# A launch that reads TP from env.sh when it can (TP=3 does not divide 8 GPUs), else takes 2.
+SOURCES_ENV = "source ./env.sh\n" + ERROR.replace("size 3", "size ${TP:-2}")
+# env.sh before it says TP=3: read (TP=2), missing, or there but not UTF-8 (not read).
+ENV_BEFORE = {"read": b"TP=2\n", "missing": None, "not read": b"TP=3 # \xff\n"}
+
+
+def with_env(root: Path, before: bytes | None) -> tuple[str, ...]:
+    """run.sh (SOURCES_ENV) and env.sh as `before` says; the command that checks it."""
+    write_all(root, {"run.sh": SOURCES_ENV})
+    if before is not None:
+        (root / "env.sh").write_bytes(before)
+    return ("--isolated", "--output-format", "concise", "run.sh")
+
+
+def fork_tree_without_its_source(root: Path) -> tuple[str, ...]:
+    """A repository whose own Megatron tree defines --demo-fused-rope, at first without the tree
+    (copied in by `fork_source_arrives`); the command that checks its script."""
+    shutil.copytree(FORK_TREE / "examples", root / "examples")
+    shutil.copy(FORK_TREE / "pretrain_gpt.py", root / "pretrain_gpt.py")
+    (root / ".git").mkdir()
+    return ("--output-format", "concise", "examples/run.sh")
+
+
+def fork_source_arrives(root: Path) -> None:
+    shutil.copytree(FORK_TREE / "megatron", root / "megatron")
+
+
 def test_fixtures_print_the_same_in_one_process_in_several_and_from_the_cache(megalint, tmp_path, cache_on):
     shutil.copytree(REPO / "fixtures", tmp_path / "fixtures")
     for fmt in FORMATS:
@@ -81,21 +109,18 @@ def test_generated_scripts_print_the_same_every_way(megalint, tmp_path, cache_on
             assert (again.rc, again.out, again.err) == (serial.rc, serial.out, serial.err)
 
 
-def test_a_changed_file_or_what_it_sources_is_checked_again(megalint, tmp_path, cache_on):
-    write_all(tmp_path, {"env.sh": "TP=2\n", "run.sh": "source ./env.sh\n" + ERROR.replace("size 3", "size $TP")})
-    argv = ("--isolated", "--output-format", "concise", "run.sh")
+def test_a_changed_file_is_checked_again(megalint, tmp_path, cache_on):
+    argv = with_env(tmp_path, ENV_BEFORE["read"])
     assert megalint(*argv, cwd=tmp_path).codes == []
-    assert megalint(*argv, cwd=tmp_path).codes == []
-    (tmp_path / "env.sh").write_text("TP=3\n", encoding="utf-8")
+    (tmp_path / "run.sh").write_text(ERROR, encoding="utf-8")
     assert megalint(*argv, cwd=tmp_path).codes == ["ML101"]
-    (tmp_path / "run.sh").write_text(CLEAN, encoding="utf-8")
-    assert megalint(*argv, cwd=tmp_path).codes == []
 
 
-def test_a_sourced_file_not_found_then_found_now_is_read(megalint, tmp_path, cache_on):
-    # The cached result said env.sh was missing; one made since must be read, not reported missing.
-    write_all(tmp_path, {"run.sh": "source ./env.sh\n" + ERROR.replace("size 3", "size ${TP:-2}")})
-    argv = ("--isolated", "--output-format", "concise", "run.sh")
+@pytest.mark.parametrize("before", ENV_BEFORE.values(), ids=ENV_BEFORE.keys())
+def test_a_sourced_file_changed_made_or_mended_is_read(megalint, tmp_path, cache_on, before):
+    # The cached result rests on what env.sh held, or on its not being read: once that changes,
+    # the file is checked again.
+    argv = with_env(tmp_path, before)
     assert megalint(*argv, cwd=tmp_path).codes == []
     assert megalint(*argv, cwd=tmp_path).codes == []
     (tmp_path / "env.sh").write_text("TP=3\n", encoding="utf-8")
@@ -104,27 +129,12 @@ def test_a_sourced_file_not_found_then_found_now_is_read(megalint, tmp_path, cac
     assert megalint(*argv, cwd=tmp_path).codes == []
 
 
-def test_a_sourced_file_that_could_not_be_read_is_read_once_mended(megalint, tmp_path, cache_on):
-    write_all(tmp_path, {"run.sh": "source ./env.sh\n" + ERROR.replace("size 3", "size ${TP:-2}")})
-    (tmp_path / "env.sh").write_bytes(b"TP=3 # \xff\n")  # not UTF-8: not read
-    argv = ("--isolated", "--output-format", "concise", "run.sh")
-    assert megalint(*argv, cwd=tmp_path).codes == []
-    assert megalint(*argv, cwd=tmp_path).codes == []
-    (tmp_path / "env.sh").write_text("TP=3\n", encoding="utf-8")
-    assert megalint(*argv, cwd=tmp_path).codes == ["ML101"]
-
-
 def test_a_forks_source_appearing_is_seen_by_a_cached_result(megalint, tmp_path, cache_on):
-    # A repository whose own Megatron tree defines --demo-fused-rope; at first without the tree.
-    tree = REPO / "fixtures" / "forks" / "tree"
-    shutil.copytree(tree / "examples", tmp_path / "examples")
-    shutil.copy(tree / "pretrain_gpt.py", tmp_path / "pretrain_gpt.py")
-    (tmp_path / ".git").mkdir()
-    argv = ("--output-format", "concise", "examples/run.sh")
+    argv = fork_tree_without_its_source(tmp_path)
     before = megalint(*argv, cwd=tmp_path)
     assert before.codes == ["ML501", "ML501"]
     assert megalint(*argv, cwd=tmp_path).out == before.out
-    shutil.copytree(tree / "megatron", tmp_path / "megatron")
+    fork_source_arrives(tmp_path)
     after = megalint(*argv, cwd=tmp_path)
     assert after.codes == ["ML501"]
     assert after.out == megalint(*argv, "--no-cache", cwd=tmp_path).out

@@ -17,7 +17,14 @@ import pytest
 from megalint import replay
 
 from .conftest import CLEAN, ERROR, INFO, WARN, Result
-from .test_jobs_and_cache import generated, write_all
+from .test_jobs_and_cache import (
+    ENV_BEFORE,
+    fork_source_arrives,
+    fork_tree_without_its_source,
+    generated,
+    with_env,
+    write_all,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 FORMATS = ("concise", "json", "full", "sarif", "github", "grouped")
@@ -96,15 +103,10 @@ def test_a_replay_imports_no_part_of_the_linter(megalint, tmp_path, on, monkeypa
     assert done.stderr.splitlines()[-1] == "1 []"
 
 
-def test_a_changed_script_what_it_sources_or_its_python_is_run_in_full(megalint, replayed, tmp_path, on):
-    write_all(tmp_path, {"env.sh": "TP=2\n", "run.sh": "source ./env.sh\n" + ERROR.replace("size 3", "size $TP")})
-    argv = ("--isolated", "--output-format", "concise", "run.sh")
+def test_a_changed_script_or_its_python_is_run_in_full(megalint, replayed, tmp_path, on):
+    argv = with_env(tmp_path, ENV_BEFORE["read"])
     assert megalint(*argv, cwd=tmp_path).codes == []
     assert replayed(*argv) is not None
-    (tmp_path / "env.sh").write_text("TP=3\n", encoding="utf-8")
-    assert replayed(*argv) is None
-    assert megalint(*argv, cwd=tmp_path).codes == ["ML101"]
-    assert replayed(*argv).codes == ["ML101"]
     (tmp_path / "run.sh").write_text(CLEAN, encoding="utf-8")
     assert replayed(*argv) is None
     # The converter's own parser decides its findings: a change there is a change of the result.
@@ -118,10 +120,11 @@ def test_a_changed_script_what_it_sources_or_its_python_is_run_in_full(megalint,
     assert replayed(*argv) is None
 
 
-def test_a_sourced_file_made_after_the_run_is_read_not_replayed_as_missing(megalint, replayed, tmp_path, on):
-    # The script's findings rest on env.sh not being there: once it is, they are another run's.
-    write_all(tmp_path, {"run.sh": "source ./env.sh\n" + ERROR.replace("size 3", "size ${TP:-2}")})
-    argv = ("--isolated", "--output-format", "concise", "run.sh")
+@pytest.mark.parametrize("before", ENV_BEFORE.values(), ids=ENV_BEFORE.keys())
+def test_a_sourced_file_changed_made_or_mended_is_run_in_full(megalint, replayed, tmp_path, on, before):
+    # The replayed findings rest on what env.sh held, or on its not being read: once that
+    # changes, they are another run's.
+    argv = with_env(tmp_path, before)
     assert megalint(*argv, cwd=tmp_path).codes == []
     assert replayed(*argv) is not None
     (tmp_path / "env.sh").write_text("TP=3\n", encoding="utf-8")
@@ -132,28 +135,11 @@ def test_a_sourced_file_made_after_the_run_is_read_not_replayed_as_missing(megal
     assert replayed(*argv) is None
 
 
-def test_a_sourced_file_that_could_not_be_read_is_run_in_full_once_mended(megalint, replayed, tmp_path, on):
-    write_all(tmp_path, {"run.sh": "source ./env.sh\n" + ERROR.replace("size 3", "size ${TP:-2}")})
-    (tmp_path / "env.sh").write_bytes(b"TP=3 # \xff\n")
-    argv = ("--isolated", "--output-format", "concise", "run.sh")
-    assert megalint(*argv, cwd=tmp_path).codes == []
-    assert replayed(*argv) is not None
-    (tmp_path / "env.sh").write_text("TP=3\n", encoding="utf-8")
-    assert replayed(*argv) is None
-    assert megalint(*argv, cwd=tmp_path).codes == ["ML101"]
-
-
 def test_a_forks_source_appearing_beside_the_script_is_run_in_full(megalint, replayed, tmp_path, on):
-    # A repository whose own Megatron tree defines --demo-fused-rope; at first without the tree.
-    tree = REPO / "fixtures" / "forks" / "tree"
-    shutil.copytree(tree / "examples", tmp_path / "examples")
-    shutil.copy(tree / "pretrain_gpt.py", tmp_path / "pretrain_gpt.py")
-    (tmp_path / ".git").mkdir()
-    argv = ("--output-format", "concise", "examples/run.sh")
-    before = megalint(*argv, cwd=tmp_path)
-    assert before.codes == ["ML501", "ML501"]
+    argv = fork_tree_without_its_source(tmp_path)
+    assert megalint(*argv, cwd=tmp_path).codes == ["ML501", "ML501"]
     assert replayed(*argv) is not None
-    shutil.copytree(tree / "megatron", tmp_path / "megatron")
+    fork_source_arrives(tmp_path)
     assert replayed(*argv) is None
     after = megalint(*argv, cwd=tmp_path)
     assert after.codes == ["ML501"]
