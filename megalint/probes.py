@@ -8,7 +8,8 @@ file created since is read, not reported missing from a stale entry.
 
 A check asks through `is_file`, `is_dir` and `exists`; `recorded()` collects every path asked
 while it is open, with the kind of file it found (an `S_IFMT` value, 0 for none). Work that is
-remembered across a run's files (`remembered`) hands its answers to each later file that uses it.
+remembered across a run's files (`remembered`), or kept on disk (the extraction cache), hands its
+answers to each later check that uses it (`told`).
 """
 
 from __future__ import annotations
@@ -67,6 +68,14 @@ def recorded() -> Iterator[Answers]:
                 outer.setdefault(path, found)
 
 
+def told(answers: Answers) -> None:
+    """Answers an earlier check got, given to the recording now open: work remembered from then
+    (in memory, or in a cache on disk) rests on them as if it had asked again."""
+    if _asked is not None:
+        for path, found in answers.items():
+            _asked.setdefault(path, found)
+
+
 def gather(into: Answers, answers: Answers) -> None:
     """Add one check's answers to those of a run: a path two checks found different (a file made
     meanwhile) gets -1, which no kind matches, so that nothing resting on it is trusted."""
@@ -80,7 +89,7 @@ def unchanged(answers: Answers, now: Callable[[str], int] = file_kind) -> bool:
     return all(now(path) == found for path, found in answers.items())
 
 
-def remembered(maxsize: int) -> Callable[[Callable[..., T]], Callable[..., T]]:
+def remembered(maxsize: int | None) -> Callable[[Callable[..., T]], Callable[..., T]]:
     """`functools.lru_cache` for work that asks the file system: a call answered from memory
     gives the answers the first call got to the recording now open, as if it had asked again."""
 
@@ -94,9 +103,7 @@ def remembered(maxsize: int) -> Callable[[Callable[..., T]], Callable[..., T]]:
         @functools.wraps(fn)
         def call(*args: object) -> T:
             value, answers = computed(*args)
-            if _asked is not None:
-                for path, found in answers.items():
-                    _asked.setdefault(path, found)
+            told(answers)
             return value
 
         call.cache_clear = computed.cache_clear  # type: ignore[attr-defined]

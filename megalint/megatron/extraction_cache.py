@@ -1,8 +1,9 @@
 """A cache of catalogues extracted from source trees, kept outside the trees.
 
 An entry is found by what was asked (the kind of fork and the folders read) and holds the
-SHA-256 of every file the extraction read; it is used only while each of those files still has
-that content, so an edit in the tree is seen on the next run. An entry that cannot be read or
+SHA-256 of every file the extraction read, and what it asked the file system (probes.py: a module
+looked for and not found); it is used only while each of those files still has that content and
+each answer holds, so an edit in the tree is seen on the next run. An entry that cannot be read or
 does not parse is ignored and written again. The folder is `$MEGALINT_CACHE_DIR`, else
 `$XDG_CACHE_HOME/megalint`, else `~/.cache/megalint`.
 """
@@ -16,12 +17,12 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from megalint import __version__
+from megalint import __version__, probes
 from megalint.cachedir import CACHE_ENV as CACHE_ENV  # the variable that names the folder
 from megalint.cachedir import cache_folder
 
 # Raised when what an entry holds changes meaning, so that older entries are not read.
-CACHE_FORMAT = 3
+CACHE_FORMAT = 4
 
 
 def cache_dir() -> Path:
@@ -43,11 +44,19 @@ def _entry_path(key: str) -> Path:
 def _valid(entry: Any, key: str) -> tuple[dict[str, Any], list[str]] | None:
     if not isinstance(entry, dict) or entry.get("key") != key or not isinstance(entry.get("files"), dict):
         return None
+    answers = entry.get("probes")
+    if not isinstance(answers, dict) or not all(type(k) is int for k in answers.values()):
+        return None
     for path, digest in entry["files"].items():
         if file_digest(Path(path)) != digest:
             return None
+    if not probes.unchanged(answers):
+        return None
     data = entry.get("data")
-    return (data, [str(p) for p in entry["files"]]) if isinstance(data, dict) else None
+    if not isinstance(data, dict):
+        return None
+    probes.told(answers)
+    return data, [str(p) for p in entry["files"]]
 
 
 def cached(key: str, make: Callable[[], tuple[dict[str, Any], Iterable[Path]]]) -> tuple[dict[str, Any], list[str]]:
@@ -63,12 +72,14 @@ def cached(key: str, make: Callable[[], tuple[dict[str, Any], Iterable[Path]]]) 
     found = _valid(entry, key)
     if found is not None:
         return found
-    data, files = make()
+    with probes.recorded() as answers:
+        data, files = make()
     digests = {str(p): file_digest(p) for p in files}
     try:
         where.parent.mkdir(parents=True, exist_ok=True)
         tmp = where.with_name(f"{where.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"key": key, "files": digests, "data": data}), encoding="utf-8")
+        entry = {"key": key, "files": digests, "probes": answers, "data": data}
+        tmp.write_text(json.dumps(entry), encoding="utf-8")
         tmp.replace(where)
     except OSError:
         pass  # a cache that cannot be written only costs the next run the same work

@@ -10,10 +10,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from functools import cache
 from pathlib import Path
 from typing import Any
 
+from megalint import probes
 from megalint.megatron.bind import bind
 from megalint.megatron.bound import BoundArgs, ProblemKind
 from megalint.megatron.catalogue import Catalogue
@@ -128,7 +128,7 @@ def _with_entry_provider(version_text: str | None, fork: Fork, entry: str | None
     return LaunchParser(catalogue, version)
 
 
-@cache
+@probes.remembered(maxsize=None)
 def _entry_catalogue(
     version_text: str | None, root: Path, entry_file: Path
 ) -> tuple[Catalogue, tuple[str, ...]] | None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -74,7 +73,7 @@ def tool_parser(script: str | None, entry: str | None, source_roots: Sequence[st
     return _read(found.resolve(), stat.st_mtime_ns, stat.st_size)
 
 
-@cache
+@probes.remembered(maxsize=None)
 def _read(entry_file: Path, _mtime_ns: int, size: int) -> ToolParser | None:
     if size > _MAX_BYTES:
         return None

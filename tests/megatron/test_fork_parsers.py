@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from linting import packaged_rules
 
+from megalint import probes
 from megalint.megatron import extraction_cache, fork_catalogue
 from megalint.megatron.forks import detect_fork
 from megalint.pipeline import FileResult, Settings, lint_text
@@ -184,3 +185,24 @@ def test_pai_launch_runs_the_megatron_release_its_pythonpath_pins() -> None:
     assert given.launches[0].context["megatron"] == "0.19"
     assert "ML760" in [d.code for d in given.diagnostics]
     assert "ML760" not in [d.code for d in lint_fixture("pai/examples/demo/run_pinned.sh").diagnostics]
+
+
+def test_an_extraction_kept_on_disk_rests_on_the_files_it_did_not_find(tmp_path: Path, monkeypatch) -> None:
+    """A module the extractor looked for and did not find that appears later (a provider's import
+    now resolves) makes the kept extraction stale; a kept one tells its answers to the check."""
+    monkeypatch.setenv(extraction_cache.CACHE_ENV, str(tmp_path / "cache"))
+    module = tmp_path / "tree" / "ext.py"
+    made = []
+
+    def make():
+        made.append(1)
+        return {"found": probes.is_file(module)}, []
+
+    assert extraction_cache.cached("probe-test", make)[0] == {"found": False}
+    with probes.recorded() as answers:
+        assert extraction_cache.cached("probe-test", make)[0] == {"found": False}
+    assert len(made) == 1 and answers == {str(module): 0}
+    module.parent.mkdir()
+    module.write_text("", encoding="utf-8")
+    assert extraction_cache.cached("probe-test", make)[0] == {"found": True}
+    assert len(made) == 2

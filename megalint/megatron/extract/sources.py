@@ -12,6 +12,7 @@ import stat
 import zipfile
 from pathlib import Path
 
+from megalint import probes
 from megalint.errors import InputError
 
 ARGUMENTS_PATHS = ("megatron/training/arguments.py", "megatron/arguments.py")
@@ -64,13 +65,14 @@ class DirectoryTree(SourceTree):
             with open(path, "rb") as fh:
                 data = fh.read(MAX_FILE_BYTES + 1)
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            probes.exists(path)  # not there: what was read rests on that too
             return None
         except OSError as exc:
             raise ExtractError(f"{path}: cannot be read: {exc.strerror or exc}") from None
         return _text(data, str(path))
 
     def exists(self, relpath: str) -> bool:
-        return (self.root / relpath).is_file()
+        return probes.is_file(self.root / relpath)
 
 
 class WheelTree(SourceTree):
