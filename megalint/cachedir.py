@@ -29,13 +29,32 @@ def used(path: str, mtime_ns: int) -> None:
             pass
 
 
+# Ends a question that is not about one path but about the Python files anywhere under a folder.
+PY_FILES = "\0**/*.py"
+
+
 def file_kind(path: str) -> int:
-    """The kind of file at `path` (`S_IFMT` of its mode, links followed), 0 when there is none:
-    what a check was told when it asked the file system (probes.py), as both caches compare it."""
+    """The kind of file at `path` (`S_IFMT` of its mode, links followed), 0 when there is none."""
     try:
         return os.stat(path).st_mode & 0o170000
     except (OSError, ValueError):
         return 0
+
+
+def answer(question: str) -> int:
+    """What the file system answers now to a question a check asked (probes.py), as both caches
+    compare it: the kind of file at a path, or for `FOLDER + PY_FILES` a checksum of the names of
+    the Python files under the folder (a module added to a fork's features is a new answer)."""
+    if not question.endswith(PY_FILES):
+        return file_kind(question)
+    import zlib  # only a fork's folder of features asks it
+
+    folder = question[: -len(PY_FILES)]
+    names: list[str] = []
+    for top, dirs, files in os.walk(folder):
+        dirs.sort()
+        names.extend(os.path.relpath(os.path.join(top, f), folder) for f in sorted(files) if f.endswith(".py"))
+    return zlib.crc32("\0".join(names).encode("utf-8", "surrogateescape")) + 1
 
 
 def cache_folder() -> str:

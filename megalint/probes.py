@@ -6,8 +6,9 @@ cache of results (checking/cache.py) and the replay (replay.py) name the files a
 these answers are what they must also see unchanged before they trust the result again: a sourced
 file created since is read, not reported missing from a stale entry.
 
-A check asks through `is_file`, `is_dir` and `exists`; `recorded()` collects every path asked
-while it is open, with the kind of file it found (an `S_IFMT` value, 0 for none). Work that is
+A check asks through `is_file`, `is_dir`, `exists` and `py_files`; `recorded()` collects every
+question asked while it is open, with the answer (the kind of file found, an `S_IFMT` value, 0 for
+none; for a folder's Python files, a checksum of their names). Work that is
 remembered across a run's files (`remembered`), or kept on disk (the extraction cache), hands its
 answers to each later check that uses it (`told`).
 """
@@ -19,12 +20,15 @@ import os
 import stat
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TypeVar
 
-from megalint.cachedir import file_kind
+from megalint.cachedir import PY_FILES, answer, file_kind
 
 T = TypeVar("T")
-Answers = dict[str, int]  # absolute path -> S_IFMT of what is there (links followed), 0 for nothing
+# absolute path -> S_IFMT of what is there (links followed), 0 for nothing; or a folder's Python
+# files (cachedir.PY_FILES) -> a checksum of their names
+Answers = dict[str, int]
 
 _asked: Answers | None = None  # the answers of the check now running, when one is recorded
 
@@ -50,6 +54,16 @@ def is_dir(path: str | os.PathLike[str]) -> bool:
 def exists(path: str | os.PathLike[str]) -> bool:
     """`os.path.exists`, recorded."""
     return _ask(path) != 0
+
+
+def py_files(folder: Path) -> list[Path]:
+    """The Python files anywhere under `folder`; recorded by a checksum of their names, so that a
+    module added there later is a change."""
+    found = list(folder.rglob("*.py"))
+    if _asked is not None:
+        question = os.path.abspath(folder) + PY_FILES
+        _asked.setdefault(question, answer(question))
+    return found
 
 
 @contextmanager
@@ -84,7 +98,7 @@ def gather(into: Answers, answers: Answers) -> None:
             into[path] = -1
 
 
-def unchanged(answers: Answers, now: Callable[[str], int] = file_kind) -> bool:
+def unchanged(answers: Answers, now: Callable[[str], int] = answer) -> bool:
     """Whether every path still holds the kind of file it held."""
     return all(now(path) == found for path, found in answers.items())
 

@@ -39,7 +39,7 @@ import sys
 import time
 
 from megalint import __version__
-from megalint.cachedir import SETTLED_NS, file_kind, used
+from megalint.cachedir import SETTLED_NS, answer, used
 from megalint.stamp import environment_stamp, package_stamp
 
 TYPE_CHECKING = False  # `typing` is not imported for it: the replay imports as little as it can
@@ -85,8 +85,8 @@ ENV_PREFIXES = ("MEGALINT_", "GITHUB_", "CI_")
 _enabled = False
 
 State = tuple[int, int, int, int, int] | None  # (mode, inode, size, mtime, ctime), None: absent
-# How a file is seen unchanged: its whole state, whether it exists, or the kind of file it is
-# (S_IFMT, links followed; 0 for none).
+# How a file is seen unchanged: its whole state, whether it exists, or what a check was told of it
+# (cachedir.answer: the kind of file, or a checksum of the Python files under a folder).
 BY_STATE, BY_PRESENCE, BY_KIND = 0, 1, 2
 Dependency = tuple[str, int, State | bool | int]  # (path, how, what was seen)
 
@@ -147,7 +147,7 @@ def _seen(path: str, how: int) -> State | bool | int:
         return state(path)
     if how == BY_PRESENCE:
         return os.path.lexists(path)
-    return file_kind(path)
+    return answer(path)
 
 
 def serve(argv: list[str]) -> int | None:

@@ -32,7 +32,7 @@ from functools import cache
 from typing import Any
 
 from megalint import __version__
-from megalint.cachedir import SETTLED_NS, file_kind, used
+from megalint.cachedir import SETTLED_NS, answer, used
 from megalint.checking.outcome import Outcome
 from megalint.errors import InputError
 from megalint.source import decode
@@ -211,7 +211,7 @@ class ResultCache:
                 return False
             now = kinds.get(path)
             if now is None:
-                now = kinds[path] = file_kind(path)
+                now = kinds[path] = answer(path)
             if now != found:
                 return False
         return True

@@ -75,7 +75,7 @@ def _package(folders: Sequence[Path], name: str) -> Path | None:
 
 def _feature_files(root: Path, package: str) -> list[str]:
     """A MindSpeed-style package's modules that add flags: features_manager/ and the argument modules."""
-    found = sorted(p.relative_to(root).as_posix() for p in (root / package / "features_manager").rglob("*.py"))
+    found = sorted(p.relative_to(root).as_posix() for p in probes.py_files(root / package / "features_manager"))
     for module in ("training/arguments.py", "arguments.py"):
         if probes.is_file(root / package / module):
             found.append(f"{package}/{module}")

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from megalint.checking.cache import CODE_SETS, FOLDER, MAGIC
+from megalint.megatron import fork_catalogue
 
 from .conftest import CLEAN, ERROR, INFO, WARN
 
@@ -137,6 +138,29 @@ def test_a_forks_source_appearing_is_seen_by_a_cached_result(megalint, tmp_path,
     fork_source_arrives(tmp_path)
     after = megalint(*argv, cwd=tmp_path)
     assert after.codes == ["ML501"]
+    assert after.out == megalint(*argv, "--no-cache", cwd=tmp_path).out
+
+
+def test_a_module_added_to_a_forks_features_is_seen_by_a_cached_result(megalint, tmp_path, cache_on):
+    # MindSpeed-LLM's parser gathers the flags of every module under features_manager/.
+    shutil.copytree(REPO / "fixtures" / "forks" / "mindspeed-llm", tmp_path / "llm")
+    shutil.copytree(REPO / "fixtures" / "forks" / "mindspeed", tmp_path / "mindspeed")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "llm" / "examples" / "new.sh").write_text(
+        "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 2 --stage sft --demo-new-flag 1\n", encoding="utf-8"
+    )
+    argv = ("--megatron-root", "mindspeed", "--output-format", "concise", "llm/examples/new.sh")
+    assert megalint(*argv, cwd=tmp_path).codes == ["ML501"]
+    assert megalint(*argv, cwd=tmp_path).codes == ["ML501"]
+    (tmp_path / "llm" / "mindspeed_llm" / "features_manager" / "demo" / "new_feature.py").write_text(
+        "class NewFeature:\n"
+        "    def register_args(self, parser):\n"
+        '        parser.add_argument("--demo-new-flag", type=int, default=0)\n',
+        encoding="utf-8",
+    )
+    fork_catalogue._fork_catalogue.cache_clear()  # a later run is a new process: it builds the parser again
+    after = megalint(*argv, cwd=tmp_path)
+    assert after.codes == []
     assert after.out == megalint(*argv, "--no-cache", cwd=tmp_path).out
 
 

@@ -60,3 +60,16 @@ def test_a_run_told_two_answers_for_one_path_trusts_neither():
         probes.gather(run, {"/p": kind, f"/q{kind}": kind})
     assert run == {"/p": -1, "/q0": 0, f"/q{stat.S_IFREG}": stat.S_IFREG}
     assert not probes.unchanged({"/p": -1}, lambda path: 0)
+
+
+def test_a_folders_python_files_are_asked_by_their_names(tmp_path):
+    (tmp_path / "pkg" / "sub").mkdir(parents=True)
+    (tmp_path / "pkg" / "a.py").write_text("", encoding="utf-8")
+    with probes.recorded() as asked:
+        assert probes.py_files(tmp_path / "pkg") == [tmp_path / "pkg" / "a.py"]
+    assert probes.unchanged(asked)
+    (tmp_path / "pkg" / "notes.txt").write_text("", encoding="utf-8")
+    (tmp_path / "pkg" / "a.py").write_text("changed", encoding="utf-8")  # its text: the files read say
+    assert probes.unchanged(asked)
+    (tmp_path / "pkg" / "sub" / "b.py").write_text("", encoding="utf-8")
+    assert not probes.unchanged(asked)
