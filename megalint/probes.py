@@ -31,6 +31,7 @@ T = TypeVar("T")
 Answers = dict[str, int]
 
 _asked: Answers | None = None  # the answers of the check now running, when one is recorded
+_kept: dict[object, object] | None = None  # what `once_per_check` computed in the check now running (one_check)
 
 
 def _ask(path: str | os.PathLike[str]) -> int:
@@ -101,6 +102,36 @@ def gather(into: Answers, answers: Answers) -> None:
 def unchanged(answers: Answers, now: Callable[[str], int] = answer) -> bool:
     """Whether every path still holds the kind of file it held."""
     return all(now(path) == found for path, found in answers.items())
+
+
+@contextmanager
+def one_check() -> Iterator[None]:
+    """While one script is checked (pipeline.lint_text): what `once_per_check` computes is kept."""
+    global _kept
+    outer, _kept = _kept, {}
+    try:
+        yield
+    finally:
+        _kept = outer
+
+
+def once_per_check(fn: Callable[..., T]) -> Callable[..., T]:
+    """`fn` computed once per check for the same arguments (the launches of one script look at the
+    same folders): the files do not change while one script is checked, but may before the next,
+    so nothing is kept past it. Outside a check (`one_check`), computed every time. Its answers go
+    to the recording the first call was made in, the check's own."""
+
+    @functools.wraps(fn)
+    def call(*args: object) -> T:
+        kept = _kept
+        if kept is None:
+            return fn(*args)
+        key = (fn, args)
+        if key not in kept:
+            kept[key] = fn(*args)
+        return kept[key]  # type: ignore[return-value]
+
+    return call
 
 
 def remembered(maxsize: int | None) -> Callable[[Callable[..., T]], Callable[..., T]]:

@@ -102,6 +102,39 @@ def detect_fork(
     script: str | None, entry: str | None, argv: Sequence[Word], source_roots: Sequence[str] = ()
 ) -> Fork | None:
     """The Megatron fork a launch runs, or None for Megatron-LM (or a tree megalint cannot tell)."""
+    placed = _placed(script, entry, tuple(source_roots))
+    if placed.fork is not None:
+        return placed.fork
+    root, entry_file, text = placed.root, placed.entry_file, placed.text
+    given = next(
+        (w.text for w in argv if w.text in _DEEPSPEED_FLAGS or (w.text or "").startswith("--deepspeed_config=")), None
+    )
+    if given is not None or _imports(text, "deepspeed"):
+        shown = entry_file.name if entry_file is not None else "the entry point"
+        why = f"passes {given}" if given is not None else f"runs {shown}, which imports deepspeed"
+        own = root if placed.arguments is not None else None
+        return Fork(MEGATRON_DEEPSPEED, f"this launch {why}: it runs Megatron-DeepSpeed", own, entry_file)
+    return placed.tree_fork
+
+
+@dataclass(frozen=True)
+class _Placed:
+    """What the files around a launch say of its fork, before its flags are read: the fork the
+    repository or the entry file's imports name (`fork`), else the repository's own Megatron tree
+    (`tree_fork`, when `--deepspeed` does not make it Megatron-DeepSpeed's)."""
+
+    root: Path | None
+    entry_file: Path | None
+    text: str
+    arguments: Path | None
+    fork: Fork | None
+    tree_fork: Fork | None
+
+
+@probes.once_per_check
+def _placed(script: str | None, entry: str | None, source_roots: tuple[str, ...]) -> _Placed:
+    # The launches of a script share its folder and mostly its entry point: the folders above it
+    # are looked at (and the entry file read) once per script, not once per launch.
     script_dir = Path(script).resolve().parent if script and probes.is_file(script) else None
     root = repository_root(script_dir) if script_dir is not None else None
     named = [Path(r).resolve() for r in source_roots]
@@ -111,9 +144,13 @@ def detect_fork(
     entry_file = _entry_file(entry, folders)
     text = _read(entry_file)
     shown = entry_file.name if entry_file is not None else "the entry point"
+    arguments = _own_arguments(root) if root is not None else None
 
-    def at(name: str, why: str) -> Fork:
-        return Fork(name, why, root, entry_file)
+    def placed(fork: Fork | None, tree_fork: Fork | None = None) -> _Placed:
+        return _Placed(root, entry_file, text, arguments, fork, tree_fork)
+
+    def at(name: str, why: str) -> _Placed:
+        return placed(Fork(name, why, root, entry_file))
 
     if root is not None and (probes.is_dir(root / "mindspeed_llm") or probes.is_dir(root / "modellink")):
         pkg = "mindspeed_llm" if probes.is_dir(root / "mindspeed_llm") else "modellink"
@@ -131,19 +168,13 @@ def detect_fork(
         return at(
             MEGATRON_DEEPSPEED, f"the script lives in a Megatron-DeepSpeed repository (examples_deepspeed/ at {root})"
         )
-    given = next(
-        (w.text for w in argv if w.text in _DEEPSPEED_FLAGS or (w.text or "").startswith("--deepspeed_config=")), None
-    )
-    if given is not None or _imports(text, "deepspeed"):
-        why = f"passes {given}" if given is not None else f"runs {shown}, which imports deepspeed"
-        own = root if root is not None and _own_arguments(root) is not None else None
-        return Fork(MEGATRON_DEEPSPEED, f"this launch {why}: it runs Megatron-DeepSpeed", own, entry_file)
-    arguments = _own_arguments(root) if root is not None else None
     if arguments is not None and _UNDERSCORE_PARSER.search(_read(arguments)):
-        return at(MEGATRON_LLM, f"{arguments} spells its flags with underscores: epfLLM's Megatron-LLM")
+        why = f"{arguments} spells its flags with underscores: epfLLM's Megatron-LLM"
+        return placed(None, Fork(MEGATRON_LLM, why, root, entry_file))
     if arguments is not None:
-        return at(MEGATRON_TREE, f"the script lives in a repository with its own Megatron tree ({arguments})")
-    return None
+        why = f"the script lives in a repository with its own Megatron tree ({arguments})"
+        return placed(None, Fork(MEGATRON_TREE, why, root, entry_file))
+    return placed(None)
 
 
 def world_size_rewritten(fork: Fork | None, given: Callable[[str], bool]) -> str | None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from megalint import probes
 from megalint.diagnostics import Diagnostic
 from megalint.engine import Evaluation, RuleSet, Target
 from megalint.engine.evaluate import evaluate
@@ -118,6 +119,11 @@ class FileResult:
 
 
 def lint_text(path: str, text: str, settings: Settings) -> FileResult:
+    with probes.one_check():
+        return _lint_text(path, text, settings)
+
+
+def _lint_text(path: str, text: str, settings: Settings) -> FileResult:
     size = utf8_size(text)
     if size > settings.max_file_size:
         # Checked, it would take minutes and gigabytes (shell/budget.py); it is not even parsed.

@@ -73,3 +73,23 @@ def test_a_folders_python_files_are_asked_by_their_names(tmp_path):
     assert probes.unchanged(asked)
     (tmp_path / "pkg" / "sub" / "b.py").write_text("", encoding="utf-8")
     assert not probes.unchanged(asked)
+
+
+def test_work_done_once_per_check_is_not_kept_past_it(tmp_path):
+    calls = []
+
+    @probes.once_per_check
+    def look(name: str) -> bool:
+        calls.append(name)
+        return probes.exists(tmp_path / name)
+
+    with probes.one_check():
+        assert not look("x") and not look("x") and not look("y")
+    assert calls == ["x", "y"]
+    (tmp_path / "x").write_text("", encoding="utf-8")
+    with probes.one_check(), probes.recorded() as asked:
+        assert look("x")  # another check: the file is looked at again
+    assert calls == ["x", "y", "x"] and asked == {str(tmp_path / "x"): stat.S_IFREG}
+    look("x")
+    look("x")  # outside a check: nothing kept
+    assert calls == ["x", "y", "x", "x", "x"]
