@@ -34,9 +34,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from megalint.errors import ConfigError
+from megalint.levels import SEVERITIES, THRESHOLDS
 
-SEVERITIES = ("error", "warning", "info")
-THRESHOLDS = SEVERITIES + ("none",)
 CONFIG_NAMES = ("megalint.toml", ".megalint.toml")
 PYPROJECT = "pyproject.toml"
 # Every file of a folder that may hold its configuration (config_in), in the order looked for.

@@ -17,6 +17,7 @@ PACKAGE = Path(megalint.__file__).parent
 LAYERS: list[str] = [
     "data",  # packaged data files (the catalogues, the GPU table); no code of its own
     "errors",  # the error hierarchy and exit statuses
+    "levels",  # the severities and failure thresholds, by name
     "source",  # a script's text and positions
     "cachedir",  # where megalint keeps what later runs reuse
     "probes",  # what a check asks the file system, kept with the answers for the caches

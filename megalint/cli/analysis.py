@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from megalint.errors import UsageError
 
+TYPE_CHECKING = False  # `typing` is not imported for it: `megalint --help` builds these options
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from megalint.checking.setup import Setups
 
 

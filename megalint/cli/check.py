@@ -7,23 +7,25 @@ from __future__ import annotations
 import argparse
 import gc
 import os
-import shutil
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, TextIO
 
 from megalint import __version__, classcode, replay
 from megalint.cli.analysis import add_analysis_options, analysis_setups, check_analysis_options
 from megalint.cli.guard import note
 from megalint.cli.version import version_text
-from megalint.config import THRESHOLDS
-from megalint.discovery import STDIN
 from megalint.errors import ExitCode, UsageError
-from megalint.output import HUMAN_FORMATS, OutputTarget, parse_output_formats, render
+from megalint.levels import THRESHOLDS
 
+# `--help` builds the parser and nothing else: typing, the configuration, discovery and the
+# output formats (and the dataclasses they make) are imported by the functions that run a check.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import TextIO
+
     from megalint.checking.run import RunOptions, RunResult
     from megalint.checking.setup import Setups
+    from megalint.output import OutputTarget
 
 DEFAULT_WIDTH = 100
 GC_THRESHOLD = 100_000  # allocations between two collections of the youngest objects
@@ -137,6 +139,8 @@ def _jobs(text: str) -> int:
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     classcode.install()  # once the options are read: `--help` needs no class
+    from megalint.output import parse_output_formats
+
     targets = parse_output_formats(args.output_format)
     recording = replay.Recording() if replay.enabled() and _replayable(args, targets) else None
     done = _Done()
@@ -162,6 +166,8 @@ class _Done:
 def _replayable(args: argparse.Namespace, targets: Sequence[OutputTarget]) -> bool:
     """Whether the command writes nothing but its reports, on files named one by one, with no
     folder of rules or Megatron checkout whose files would be named by folder (replay.py)."""
+    from megalint.discovery import STDIN
+
     if args.fix or args.diff or args.unsafe_fixes or args.no_cache or args.stdin_filename is not None:
         return False
     if not args.paths or STDIN in args.paths or not all(os.path.isfile(p) for p in args.paths):
@@ -208,6 +214,8 @@ def _check(args: argparse.Namespace, targets: Sequence[OutputTarget], done: _Don
     # for 7 MiB more at the peak; 200,000 saved little more for 16 MiB.
     gc.set_threshold(GC_THRESHOLD, 10, 10)
 
+    from megalint.discovery import STDIN
+
     check_analysis_options(args)
     paths = args.paths or ([STDIN] if args.stdin_filename is not None else [])
     setups = analysis_setups(args, exclude=args.exclude, failure_threshold=args.failure_threshold)
@@ -252,6 +260,8 @@ def _width(is_tty: bool) -> int:
     if cols.isdigit() and int(cols) >= 20:
         return int(cols)
     if is_tty:
+        import shutil
+
         return shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
     return DEFAULT_WIDTH
 
@@ -267,6 +277,7 @@ def _emit(
 ) -> None:
     """Write each report; when no file was checked, a human report is empty (a file of it is still
     written, for a CI step that expects it), since nothing "passed"."""
+    from megalint.output import HUMAN_FORMATS, render
     from megalint.output.common import RenderOptions, color_enabled
 
     step_summary = None

@@ -143,12 +143,12 @@ def test_internal_error_in_one_file(megalint, scripts, monkeypatch):
 
 
 def test_internal_error_outside_files(megalint, monkeypatch):
-    import megalint.cli.check as check
+    import megalint.output as output
 
     def boom(*a, **k):
         raise KeyError("x")
 
-    monkeypatch.setattr(check, "parse_output_formats", boom)
+    monkeypatch.setattr(output, "parse_output_formats", boom)
     r = megalint("--isolated", "x.sh")
     assert r.rc == 3
     assert r.err == "megalint: internal error: KeyError: 'x'. Please report it.\n"

@@ -51,9 +51,24 @@ def test_version_imports_almost_nothing(tmp_path, flag):
     assert _loaded(modules, THIRD_PARTY + PIPELINE + ("argparse", "dataclasses", "megalint.engine")) == []
 
 
-def test_help_imports_no_pipeline(tmp_path):
-    modules = _modules(tmp_path, "--help")
-    assert _loaded(modules, THIRD_PARTY + PIPELINE + ("megalint.engine", "megalint.checking")) == []
+def test_help_imports_no_pipeline_configuration_or_output(tmp_path):
+    modules = _modules(tmp_path, "--help") - _bare(tmp_path, "json")
+    checking = ("megalint.engine", "megalint.checking", "megalint.config", "megalint.discovery", "megalint.output")
+    assert _loaded(modules, THIRD_PARTY + PIPELINE + checking + ("dataclasses", "typing")) == []
+
+
+def _bare(tmp_path: Path, *imported: str) -> set[str]:
+    """What the interpreter imports before megalint runs (site, a `.pth` file that imports typing),
+    with what the probe itself imports: none of it is megalint's."""
+    bare = subprocess.run(
+        [sys.executable, "-c", f"import {', '.join(('sys', *imported))}; print(' '.join(sys.modules))"],
+        capture_output=True,
+        text=True,
+        env=child_env(tmp_path / "cache"),
+        cwd=tmp_path,
+        check=True,
+    )
+    return set(bare.stdout.split())
 
 
 def test_a_clean_report_imports_no_rich(tmp_path):
@@ -204,18 +219,7 @@ def test_a_replayed_run_imports_nothing_of_the_check(tmp_path, fmt):
         runs.append((done.returncode, done.stdout, done.stderr))
     assert runs[0][0] == 1 and "ML101" in runs[0][1]
     assert runs[2] == runs[1] == runs[0]
-    modules = set(json.loads((tmp_path / "modules2.json").read_text()))
-    # What the interpreter imports before megalint runs (site, a `.pth` file that imports typing)
-    # is not megalint's.
-    bare = subprocess.run(
-        [sys.executable, "-c", "import sys; print(' '.join(sys.modules))"],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        check=True,
-    )
-    modules -= set(bare.stdout.split())
+    modules = set(json.loads((tmp_path / "modules2.json").read_text())) - _bare(tmp_path)
     heavy = ("argparse", "dataclasses", "typing", "pickle", "hashlib", "megalint.checking", "megalint.config")
     assert _loaded(modules, THIRD_PARTY + LINTER + heavy + ("megalint.output", "megalint.diagnostics")) == []
 
