@@ -20,10 +20,12 @@ import os
 import stat
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from megalint.cachedir import PY_FILES, answer, file_kind
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 T = TypeVar("T")
 # absolute path -> S_IFMT of what is there (links followed), 0 for nothing; or a folder's Python
