@@ -9,6 +9,8 @@ on becomes unknown.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from itertools import compress
+from operator import is_not
 from typing import TYPE_CHECKING
 
 from megalint.shell.facts import CommandRecord
@@ -37,12 +39,16 @@ def limit(ev: Evaluator, states: list[State], node: Node, frame: Frame) -> list[
     stopped = [s for s in states if s.stopped]
     span = frame.ps.span(node)
     ev.merged = True
+    # Each path's values of the differing names, in one order: looked up once per path, not
+    # once per pair of neighbours and again when the pair is merged.
+    values = _Values(tuple(differing))
+
     # Join the two neighbouring paths that differ in the fewest variables (usually the
     # last, least consequential fork) until few enough remain: what they disagree on
     # becomes unknown, everything else stays known.
     while len(live) > MAX_STATES:
         excess = len(live) - MAX_STATES
-        ranked = sorted(range(len(live) - 1), key=lambda i: _difference(live[i], live[i + 1], differing))
+        ranked = sorted(range(len(live) - 1), key=lambda i: _difference_of(live[i], live[i + 1], values))
         chosen: set[int] = set()
         for i in ranked:
             if len(chosen) >= excess:
@@ -53,7 +59,7 @@ def limit(ev: Evaluator, states: list[State], node: Node, frame: Frame) -> list[
         merged, i = [], 0
         while i < len(live):
             if i in chosen:
-                merged.append(merge(live[i : i + 2], span, differing))
+                merged.append(merge(live[i : i + 2], span, differing, values))
                 i += 2
             else:
                 merged.append(live[i])
@@ -62,15 +68,21 @@ def limit(ev: Evaluator, states: list[State], node: Node, frame: Frame) -> list[
     return stopped[:MAX_STATES] + live
 
 
-def merge(states: list[State], span: Span, differing: frozenset[str] | None = None) -> State:
+def merge(
+    states: list[State], span: Span, differing: frozenset[str] | None = None, values: _Values | None = None
+) -> State:
     """One path standing for several: the variables they disagree on become unknown, and it
     holds every command any of them ran. `differing`: names outside which the paths hold the
-    same objects, when known (`_differing_names`)."""
+    same objects, when known (`_differing_names`); `values`: the paths' values of those names."""
     base = states[0].fork()
     base.cond = tuple(c for c in base.cond if all(c in s.cond for s in states))
     first_vars = states[0].vars
     if differing is None:
         names = _differing_names(states)
+    elif values is not None and len(states) == 2:
+        # The names in `differing`'s order, as below: the same set, built the same way.
+        a, b = values.of(states[0]), values.of(states[1])
+        names = frozenset(k for k, w, v in zip(values.names, a, b, strict=True) if w is not v)
     else:
         names = frozenset(
             k for k in differing if any(s.vars.get(k, _MISS) is not first_vars.get(k, _MISS) for s in states[1:])
@@ -130,8 +142,9 @@ def collapse(
         differing = _differing_names(states)
     seen: dict[int, tuple[CommandRecord, int]] = {} if marks is None else marks
     out: list[tuple[int, State]] = []
+    names = tuple(differing)  # one order for every path: their fingerprints are compared
     for s in states:
-        mark = _fingerprint(s, differing, seen)
+        mark = _fingerprint(s, names, seen)
         for f, o in out:
             if f == mark and _same_path(o, s):
                 if o.cond != s.cond:
@@ -148,26 +161,53 @@ def _differing_names(states: list[State]) -> frozenset[str]:
     """The variables whose value is not the same object on every path."""
     first = states[0].vars
     names: set[str] = set()
+    get = first.get
     for s in states[1:]:
         other = s.vars
         if other is first:
             continue
-        new_key = False
-        for name, v in other.items():
-            w = first.get(name, _MISS)
-            if w is not v:
-                names.add(name)
-                new_key = new_key or w is _MISS
+        # Each name of `other` whose value is not the first path's (None: the first has none; a
+        # value is never None), in `other`'s order: compared without a Python loop.
+        names.update(compress(other, map(is_not, other.values(), map(get, other))))
         # The names only the first path holds: there are some only when the two key sets differ.
-        if new_key or len(other) != len(first):
+        if len(other) != len(first) or other.keys() != first.keys():
             names.update(name for name in first if name not in other)
     return frozenset(names)
 
 
-def _fingerprint(st: State, differing: frozenset[str], seen: dict[int, tuple[CommandRecord, int]]) -> int:
-    """A hash of what `_same_path` compares: equal paths have equal fingerprints."""
+class _Values:
+    """Each path's values of some names, in one order (`_MISS` where it has none), made once
+    per path while paths are merged."""
+
+    def __init__(self, names: tuple[str, ...]):
+        self.names = names
+        self._made: dict[int, tuple[State, tuple[Var, ...]]] = {}
+
+    def of(self, st: State) -> tuple[Var, ...]:
+        held = self._made.get(id(st))
+        if held is None or held[0] is not st:
+            get = st.vars.get
+            held = self._made[id(st)] = (st, tuple(get(k, _MISS) for k in self.names))
+        return held[1]
+
+
+def _difference_of(a: State, b: State, values: _Values) -> int:
+    """How many variables two paths disagree on (a name one lacks counts); `values` holds every
+    name they could disagree on."""
+    if a.vars is b.vars:
+        return 0
+    n = 0
+    for w, v in zip(values.of(a), values.of(b), strict=True):
+        if w is not v and (w is _MISS or v is _MISS or w != v):
+            n += 1
+    return n
+
+
+def _fingerprint(st: State, names: tuple[str, ...], seen: dict[int, tuple[CommandRecord, int]]) -> int:
+    """A hash of what `_same_path` compares: equal paths have equal fingerprints (`names`, the
+    differing names in the order every path of the comparison uses)."""
     get = st.vars.get
-    vars_ = frozenset((name, None if (v := get(name)) is None else v.mark()) for name in differing)
+    vars_ = tuple(None if (v := get(name)) is None else v.mark() for name in names)
     commands = tuple(_command_mark(c, seen) for c in st.commands)
     flags = (st.stopped, st.in_loop, st.breaking, st.returning, id(st.positional), len(st.vars))
     return hash((flags, vars_, commands, frozenset(st.funcs)))
@@ -183,18 +223,6 @@ def _command_mark(c: CommandRecord, seen: dict[int, tuple[CommandRecord, int]]) 
             hash((c.words, c.span, c.condition, c.wrappers, c.in_loop, len(c.assigns), len(c.env))),
         )
     return held[1]
-
-
-def _difference(a: State, b: State, differing: frozenset[str]) -> int:
-    """How many variables two paths disagree on; `differing` holds every name they could."""
-    va, vb = a.vars, b.vars
-    if va is vb:
-        return 0
-    return sum(
-        1
-        for k in differing
-        if (w := va.get(k, _MISS)) is not (v := vb.get(k, _MISS)) and (w is _MISS or v is _MISS or w != v)
-    )
 
 
 def effects_only(parent: State, results: list[State]) -> list[State]:
