@@ -32,16 +32,16 @@ def limit(ev: Evaluator, states: list[State], node: Node, frame: Frame) -> list[
     # apart, before the collapse, after it (a subset of the paths) and after merging (which
     # makes new values of these alone). Most of a script's variables are shared by every path.
     differing = _differing_names(states)
-    states = collapse(states, differing, ev.command_marks)
+    # Each path's values of the differing names, in one order: looked up once per path for its
+    # fingerprint, the ranking of neighbours and the merge.
+    values = _Values(tuple(differing))
+    states = collapse(states, differing, ev.command_marks, values)
     if len(states) <= MAX_STATES:
         return states
     live = [s for s in states if not s.stopped]
     stopped = [s for s in states if s.stopped]
     span = frame.ps.span(node)
     ev.merged = True
-    # Each path's values of the differing names, in one order: looked up once per path, not
-    # once per pair of neighbours and again when the pair is merged.
-    values = _Values(tuple(differing))
 
     # Join the two neighbouring paths that differ in the fewest variables (usually the
     # last, least consequential fork) until few enough remain: what they disagree on
@@ -128,10 +128,12 @@ def collapse(
     states: list[State],
     differing: frozenset[str] | None = None,
     marks: dict[int, tuple[CommandRecord, int]] | None = None,
+    values: _Values | None = None,
 ) -> list[State]:
     """Paths that ended up alike (same variables, same commands run) are one path: the
     test that split them changed nothing that is tracked. `differing`: the states' names
-    `_differing_names` gives, when known; `marks`: the commands' marks kept for the whole run."""
+    `_differing_names` gives, when known; `marks`: the commands' marks kept for the whole run;
+    `values`: the paths' values of the differing names, when kept."""
     # Paths are compared by a fingerprint first, equal whenever the paths are: comparing whole
     # states pair by pair is quadratic in the paths and deep in their values. Only the variables
     # some path holds a value of its own for are fingerprinted (most are shared by every path),
@@ -142,9 +144,10 @@ def collapse(
         differing = _differing_names(states)
     seen: dict[int, tuple[CommandRecord, int]] = {} if marks is None else marks
     out: list[tuple[int, State]] = []
-    names = tuple(differing)  # one order for every path: their fingerprints are compared
+    if values is None:
+        values = _Values(tuple(differing))
     for s in states:
-        mark = _fingerprint(s, names, seen)
+        mark = _fingerprint(s, values, seen)
         for f, o in out:
             if f == mark and _same_path(o, s):
                 if o.cond != s.cond:
@@ -176,18 +179,17 @@ def _differing_names(states: list[State]) -> frozenset[str]:
 
 
 class _Values:
-    """Each path's values of some names, in one order (`_MISS` where it has none), made once
-    per path while paths are merged."""
+    """Each path's values of some names, in one order (None where it has none: a value is never
+    None), made once per path while paths are compared and merged."""
 
     def __init__(self, names: tuple[str, ...]):
         self.names = names
-        self._made: dict[int, tuple[State, tuple[Var, ...]]] = {}
+        self._made: dict[int, tuple[State, tuple[Var | None, ...]]] = {}
 
-    def of(self, st: State) -> tuple[Var, ...]:
+    def of(self, st: State) -> tuple[Var | None, ...]:
         held = self._made.get(id(st))
         if held is None or held[0] is not st:
-            get = st.vars.get
-            held = self._made[id(st)] = (st, tuple(get(k, _MISS) for k in self.names))
+            held = self._made[id(st)] = (st, tuple(map(st.vars.get, self.names)))
         return held[1]
 
 
@@ -198,16 +200,15 @@ def _difference_of(a: State, b: State, values: _Values) -> int:
         return 0
     n = 0
     for w, v in zip(values.of(a), values.of(b), strict=True):
-        if w is not v and (w is _MISS or v is _MISS or w != v):
+        if w is not v and (w is None or v is None or w != v):
             n += 1
     return n
 
 
-def _fingerprint(st: State, names: tuple[str, ...], seen: dict[int, tuple[CommandRecord, int]]) -> int:
-    """A hash of what `_same_path` compares: equal paths have equal fingerprints (`names`, the
-    differing names in the order every path of the comparison uses)."""
-    get = st.vars.get
-    vars_ = tuple(None if (v := get(name)) is None else v.mark() for name in names)
+def _fingerprint(st: State, values: _Values, seen: dict[int, tuple[CommandRecord, int]]) -> int:
+    """A hash of what `_same_path` compares: equal paths have equal fingerprints (`values`, the
+    paths' values of the differing names, in one order for every path compared)."""
+    vars_ = tuple(None if v is None else v.mark() for v in values.of(st))
     commands = tuple(_command_mark(c, seen) for c in st.commands)
     flags = (st.stopped, st.in_loop, st.breaking, st.returning, id(st.positional), len(st.vars))
     return hash((flags, vars_, commands, frozenset(st.funcs)))

@@ -25,6 +25,7 @@ from megalint.shell.facts import (
 )
 from megalint.shell.headers import SchedulerHeader
 from megalint.shell.interp import algebra, assignments, commands, control, splitting, variables
+from megalint.shell.interp.reparse import Placement
 from megalint.shell.interp.state import (
     MAX_NEST,
     MAX_STEPS,
@@ -125,6 +126,8 @@ class Evaluator:
         self.reparsed: dict[tuple[str, str], list[tuple[tuple[Segment, ...], ParsedScript]]] = {}
         self.unknown_names: dict[Unknown, str] = {}  # Unknown -> its placeholder name in a command string
         self.parts_of: dict[int, tuple[Segment, list[Segment | None]]] = {}  # id(Segment) -> its fields
+        # id(Segment) -> (it, the number of sources then, where it was written): reparse.MappedSource
+        self.placed: dict[int, tuple[Segment, int, Placement]] = {}
         # id(CommandRecord) -> (it, its mark): paths are compared by their commands' marks
         # after every statement, and the commands are the same objects from one to the next.
         self.command_marks: dict[int, tuple[CommandRecord, int]] = {}

@@ -30,7 +30,14 @@ class MappedSource(SourceFile):
     """The text of a command string assembled from several places (`eval "$LAUNCHER $CMD"`):
     offsets are those of the assembled text, spans point back to where each part was written."""
 
-    def __init__(self, text: str, segs: Sequence[Segment], anchor: Span, sources: Mapping[str, SourceFile]):
+    def __init__(
+        self,
+        text: str,
+        segs: Sequence[Segment],
+        anchor: Span,
+        sources: Mapping[str, SourceFile],
+        placed: dict[int, tuple[Segment, int, Placement]] | None = None,
+    ):
         super().__init__(anchor.path, text)
         self.anchor = anchor
         # (start, end, where it was written, whether exactly there, where it came from before)
@@ -38,18 +45,17 @@ class MappedSource(SourceFile):
         pos = 0
         for seg in segs:
             n = len(seg.text or "")
-            # A value expanded inside the string was re-sited to its `$X`. A run of several
-            # words (`"$CMD --tp 3"` read again through `$CMD`) is placed where its characters
-            # were typed, however many expansions it went through, so each word read from it
-            # points at its own text; one word (`$GPUS_PER_NODE`) stays at the `$X` that gave it.
-            text = seg.text or ""
-            found = written_at(seg, text, sources, None if IFS.search(text) else 1)
-            site: Span | None
-            if found is not None:
-                site, exact, rest = found[0], True, found[1]
+            # Where a segment was written, kept by the run (`placed`, by the segment's id, while
+            # no file was added to `sources`): the strings an `eval` reads on each path share
+            # most of their segments.
+            held = placed.get(id(seg)) if placed is not None else None
+            if held is not None and held[0] is seg and held[1] == len(sources):
+                site, exact, rest = held[2]
             else:
-                site, exact, rest = (seg.origin[0] if seg.origin else seg.site), False, seg.origin[1:]
-            self._pieces.append((pos, pos + n, site, exact, tuple(rest)))
+                site, exact, rest = _placement(seg, sources)
+                if placed is not None:
+                    placed[id(seg)] = (seg, len(sources), (site, exact, rest))
+            self._pieces.append((pos, pos + n, site, exact, rest))
             pos += n
         self._sources = sources
         self._piece_starts = [p[0] for p in self._pieces]
@@ -117,6 +123,21 @@ class MappedSource(SourceFile):
         return self.span(self.char_offset(start_byte), self.char_offset(end_byte))
 
 
+Placement = tuple["Span | None", bool, tuple[Span, ...]]  # where written, whether exactly there, from where before
+
+
+def _placement(seg: Segment, sources: Mapping[str, SourceFile]) -> Placement:
+    # A value expanded inside the string was re-sited to its `$X`. A run of several words
+    # (`"$CMD --tp 3"` read again through `$CMD`) is placed where its characters were typed,
+    # however many expansions it went through, so each word read from it points at its own
+    # text; one word (`$GPUS_PER_NODE`) stays at the `$X` that gave it.
+    text = seg.text or ""
+    found = written_at(seg, text, sources, None if IFS.search(text) else 1)
+    if found is not None:
+        return found[0], True, tuple(found[1])
+    return (seg.origin[0] if seg.origin else seg.site), False, tuple(seg.origin[1:])
+
+
 def reparse(ev: Evaluator, word: Word, frame: Frame) -> ParsedScript | None:
     """Parse a command string as shell; positions map back when it is one literal run.
     The same string on another path (or in a loop) gets the same tree, and so shares the
@@ -171,6 +192,6 @@ def _parse(ev: Evaluator, word: Word, frame: Frame) -> ParsedScript:
     anchor = word.span
     if anchor is not None:
         ps = parse_text(anchor.path, text)
-        ps.source = MappedSource(text, segs, anchor, ev.sources)
+        ps.source = MappedSource(text, segs, anchor, ev.sources, ev.placed)
         return ps
     return parse_text(frame.ps.source.path, text)
