@@ -8,9 +8,10 @@ file created since is read, not reported missing from a stale entry.
 
 A check asks through `is_file`, `is_dir`, `exists` and `py_files`; `recorded()` collects every
 question asked while it is open, with the answer (the kind of file found, an `S_IFMT` value, 0 for
-none; for a folder's Python files, a checksum of their names). Work that is
-remembered across a run's files (`remembered`), or kept on disk (the extraction cache), hands its
-answers to each later check that uses it (`told`).
+none; for a folder's Python files, a checksum of their names). Work that is remembered across a
+run's files (`remembered`), or kept on disk (the extraction cache), hands its answers to each
+later check that uses it (`told`); work a script's launches share is done once per script
+(`once_per_check`).
 """
 
 from __future__ import annotations
@@ -80,9 +81,7 @@ def recorded() -> Iterator[Answers]:
         yield mine
     finally:
         _asked = outer
-        if outer is not None:
-            for path, found in mine.items():
-                outer.setdefault(path, found)
+        told(mine)
 
 
 def told(answers: Answers) -> None:
@@ -102,7 +101,7 @@ def gather(into: Answers, answers: Answers) -> None:
 
 
 def unchanged(answers: Answers, now: Callable[[str], int] = answer) -> bool:
-    """Whether every path still holds the kind of file it held."""
+    """Whether the file system answers each question as it did (`now`: how it is asked)."""
     return all(now(path) == found for path, found in answers.items())
 
 

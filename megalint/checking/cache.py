@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
 
-from megalint import __version__
+from megalint import __version__, probes
 from megalint.cachedir import SETTLED_NS, answer, used
 from megalint.checking.outcome import Outcome
 from megalint.errors import InputError
@@ -87,8 +87,9 @@ class ResultCache:
     _code_paths: dict[str, frozenset[str]] = field(default_factory=dict, init=False, repr=False, compare=False)
     # The hash of each sourced script, read once a run (a common file sourced by many scripts).
     _source_digests: dict[str, str | None] = field(default_factory=dict, init=False, repr=False, compare=False)
-    # What is at each path entries asked about, looked at once a run (probes.py).
-    _kinds: dict[str, int] = field(default_factory=dict, init=False, repr=False, compare=False)
+    # What the file system answers now to each question the entries' checks asked (probes.py),
+    # asked once a run.
+    _answers_now: dict[str, int] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def folder(self) -> str:
@@ -202,19 +203,18 @@ class ResultCache:
         return True
 
     def _answers_hold(self, answers: Any) -> bool:
-        """Whether each path an entry's check asked about holds the kind of file it held."""
+        """Whether the file system answers as it did each question an entry's check asked."""
         if not isinstance(answers, dict):
             return False
-        kinds = self._kinds
-        for path, found in answers.items():
-            if not isinstance(path, str) or type(found) is not int:
-                return False
-            now = kinds.get(path)
-            if now is None:
-                now = kinds[path] = answer(path)
-            if now != found:
-                return False
-        return True
+        if not all(isinstance(question, str) and type(found) is int for question, found in answers.items()):
+            return False
+        return probes.unchanged(answers, self._answer_now)
+
+    def _answer_now(self, question: str) -> int:
+        now = self._answers_now.get(question)
+        if now is None:
+            now = self._answers_now[question] = answer(question)
+        return now
 
     def _code_unchanged(self, key: str) -> bool:
         """Whether the Python files of the set an entry names (its key) still hash as they did."""
