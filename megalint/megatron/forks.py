@@ -117,6 +117,12 @@ def detect_fork(
     return placed.tree_fork
 
 
+def entry_file_read(script: str | None, entry: str | None, source_roots: Sequence[str] = ()) -> Path | None:
+    """The entry file `detect_fork` read for its imports (a launch whose fork it names rests on
+    it, and so does one it found none in: an import added later makes it a fork's)."""
+    return _placed(script, entry, tuple(source_roots)).entry_file
+
+
 @dataclass(frozen=True)
 class _Placed:
     """What the files around a launch say of its fork, before its flags are read: the fork the

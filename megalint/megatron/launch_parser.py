@@ -19,7 +19,14 @@ from megalint.megatron.bound import BoundArgs, ProblemKind
 from megalint.megatron.catalogue import Catalogue
 from megalint.megatron.catalogue_choice import catalogue_for
 from megalint.megatron.entry_points import ENTRY_DEPENDENT, bind_entry_point, entry_problems, stock_entry
-from megalint.megatron.forks import MEGATRON_TREE, PAI_MEGATRON_PATCH, Fork, detect_fork, pai_pinned_release
+from megalint.megatron.forks import (
+    MEGATRON_TREE,
+    PAI_MEGATRON_PATCH,
+    Fork,
+    detect_fork,
+    entry_file_read,
+    pai_pinned_release,
+)
 from megalint.megatron.supplied import supplied_args
 from megalint.shell.values import Word
 
@@ -75,7 +82,8 @@ def parser_for_launch(
     catalogue, version, _note = catalogue_for(version_text)
     fork = detect_fork(script, entry, argv, source_roots)
     if fork is None:
-        return LaunchParser(catalogue, version)
+        read = entry_file_read(script, entry, source_roots)
+        return LaunchParser(catalogue, version, code=(str(read),) if read is not None else ())
     pinned = pai_pinned_release(pythonpath) if fork.name == PAI_MEGATRON_PATCH and version_text is None else None
     if pinned is not None:
         version_text = pinned[0]

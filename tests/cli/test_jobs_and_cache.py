@@ -141,6 +141,24 @@ def test_a_forks_source_appearing_is_seen_by_a_cached_result(megalint, tmp_path,
     assert after.out == megalint(*argv, "--no-cache", cwd=tmp_path).out
 
 
+def test_an_entry_file_that_comes_to_import_a_fork_is_seen_by_a_cached_result(megalint, tmp_path, cache_on):
+    # Megatron-LM's own flags only, until pretrain_gpt.py imports Pai-Megatron-Patch (not at hand:
+    # its flags are then undecided, not unknown).
+    (tmp_path / ".git").mkdir()
+    entry = tmp_path / "pretrain_gpt.py"
+    entry.write_text("from megatron.training import pretrain\n", encoding="utf-8")
+    (tmp_path / "run.sh").write_text(
+        "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 2 --patch-tokenizer-type Demo\n", encoding="utf-8"
+    )
+    argv = ("--output-format", "concise", "run.sh")
+    assert megalint(*argv, cwd=tmp_path).codes == ["ML501"]
+    assert megalint(*argv, cwd=tmp_path).codes == ["ML501"]
+    entry.write_text("from megatron_patch.arguments import get_patch_args\n", encoding="utf-8")
+    after = megalint(*argv, cwd=tmp_path)
+    assert after.codes == []
+    assert after.out == megalint(*argv, "--no-cache", cwd=tmp_path).out
+
+
 def test_a_module_added_to_a_forks_features_is_seen_by_a_cached_result(megalint, tmp_path, cache_on):
     # MindSpeed-LLM's parser gathers the flags of every module under features_manager/.
     shutil.copytree(REPO / "fixtures" / "forks" / "mindspeed-llm", tmp_path / "llm")
