@@ -17,7 +17,7 @@ import pytest
 from megalint.checking.cache import CODE_SETS, FOLDER, MAGIC
 from megalint.megatron import fork_catalogue
 
-from .conftest import CLEAN, ERROR, INFO, WARN
+from .conftest import CLEAN, ERROR, INFO, WARN, Result
 
 REPO = Path(__file__).resolve().parents[2]
 FORK_TREE = REPO / "fixtures" / "forks" / "tree"
@@ -83,6 +83,17 @@ def fork_source_arrives(root: Path) -> None:
     shutil.copytree(FORK_TREE / "megatron", root / "megatron")
 
 
+def checked_again_after(megalint, argv: tuple[str, ...], root: Path, before: list[str], change) -> Result:
+    """`argv` run twice (the second from the cache) finding `before`, then `change()`: the next
+    run, which must be what a run without the cache prints."""
+    assert megalint(*argv, cwd=root).codes == before
+    assert megalint(*argv, cwd=root).codes == before
+    change()
+    after = megalint(*argv, cwd=root)
+    assert after.out == megalint(*argv, "--no-cache", cwd=root).out
+    return after
+
+
 def test_fixtures_print_the_same_in_one_process_in_several_and_from_the_cache(megalint, tmp_path, cache_on):
     shutil.copytree(REPO / "fixtures", tmp_path / "fixtures")
     for fmt in FORMATS:
@@ -132,13 +143,8 @@ def test_a_sourced_file_changed_made_or_mended_is_read(megalint, tmp_path, cache
 
 def test_a_forks_source_appearing_is_seen_by_a_cached_result(megalint, tmp_path, cache_on):
     argv = fork_tree_without_its_source(tmp_path)
-    before = megalint(*argv, cwd=tmp_path)
-    assert before.codes == ["ML501", "ML501"]
-    assert megalint(*argv, cwd=tmp_path).out == before.out
-    fork_source_arrives(tmp_path)
-    after = megalint(*argv, cwd=tmp_path)
+    after = checked_again_after(megalint, argv, tmp_path, ["ML501", "ML501"], lambda: fork_source_arrives(tmp_path))
     assert after.codes == ["ML501"]
-    assert after.out == megalint(*argv, "--no-cache", cwd=tmp_path).out
 
 
 def test_an_entry_file_that_comes_to_import_a_fork_is_seen_by_a_cached_result(megalint, tmp_path, cache_on):
@@ -151,12 +157,14 @@ def test_an_entry_file_that_comes_to_import_a_fork_is_seen_by_a_cached_result(me
         "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 2 --patch-tokenizer-type Demo\n", encoding="utf-8"
     )
     argv = ("--output-format", "concise", "run.sh")
-    assert megalint(*argv, cwd=tmp_path).codes == ["ML501"]
-    assert megalint(*argv, cwd=tmp_path).codes == ["ML501"]
-    entry.write_text("from megatron_patch.arguments import get_patch_args\n", encoding="utf-8")
-    after = megalint(*argv, cwd=tmp_path)
+    after = checked_again_after(
+        megalint,
+        argv,
+        tmp_path,
+        ["ML501"],
+        lambda: entry.write_text("from megatron_patch.arguments import get_patch_args\n", encoding="utf-8"),
+    )
     assert after.codes == []
-    assert after.out == megalint(*argv, "--no-cache", cwd=tmp_path).out
 
 
 def test_a_module_added_to_a_forks_features_is_seen_by_a_cached_result(megalint, tmp_path, cache_on):
@@ -168,18 +176,17 @@ def test_a_module_added_to_a_forks_features_is_seen_by_a_cached_result(megalint,
         "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 2 --stage sft --demo-new-flag 1\n", encoding="utf-8"
     )
     argv = ("--megatron-root", "mindspeed", "--output-format", "concise", "llm/examples/new.sh")
-    assert megalint(*argv, cwd=tmp_path).codes == ["ML501"]
-    assert megalint(*argv, cwd=tmp_path).codes == ["ML501"]
-    (tmp_path / "llm" / "mindspeed_llm" / "features_manager" / "demo" / "new_feature.py").write_text(
-        "class NewFeature:\n"
-        "    def register_args(self, parser):\n"
-        '        parser.add_argument("--demo-new-flag", type=int, default=0)\n',
-        encoding="utf-8",
-    )
-    fork_catalogue._fork_catalogue.cache_clear()  # a later run is a new process: it builds the parser again
-    after = megalint(*argv, cwd=tmp_path)
-    assert after.codes == []
-    assert after.out == megalint(*argv, "--no-cache", cwd=tmp_path).out
+
+    def add_a_feature() -> None:
+        (tmp_path / "llm" / "mindspeed_llm" / "features_manager" / "demo" / "new_feature.py").write_text(
+            "class NewFeature:\n"
+            "    def register_args(self, parser):\n"
+            '        parser.add_argument("--demo-new-flag", type=int, default=0)\n',
+            encoding="utf-8",
+        )
+        fork_catalogue._fork_catalogue.cache_clear()  # a later run is a new process: it reads the parser again
+
+    assert checked_again_after(megalint, argv, tmp_path, ["ML501"], add_a_feature).codes == []
 
 
 def test_a_result_that_python_source_decided_is_checked_again_when_it_changes(megalint, tmp_path, cache_on):
