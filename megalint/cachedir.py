@@ -17,6 +17,16 @@ SETTLED_NS = 2_000_000_000
 DAY_NS = 86_400 * 10**9
 
 
+def read_kept(path: str) -> tuple[bytes, int] | None:
+    """The bytes of an entry of the cache of results or a replay, and its time (for `used`); None
+    when it cannot be read."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(), os.fstat(fh.fileno()).st_mtime_ns
+    except OSError:
+        return None
+
+
 def used(path: str, mtime_ns: int) -> None:
     """An entry of the cache of results or a replay just read (its time `mtime_ns`): its time is
     set to now when it is a day old, so that pruning (checking/pruning.py) sees it in use. Once a

@@ -39,7 +39,7 @@ import sys
 import time
 
 from megalint import __version__
-from megalint.cachedir import SETTLED_NS, answer, used
+from megalint.cachedir import SETTLED_NS, answer, read_kept, used
 from megalint.stamp import environment_stamp, package_stamp
 
 TYPE_CHECKING = False  # `typing` is not imported for it: the replay imports as little as it can
@@ -172,12 +172,10 @@ def serve(argv: list[str]) -> int | None:
 
 def _load(path: str) -> tuple[tuple[Dependency, ...], tuple[tuple[int, str], ...], int, int] | None:
     """What an entry holds, when it verifies and has the entry's shape, and its time."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-            mtime_ns = os.fstat(fh.fileno()).st_mtime_ns
-    except OSError:
+    kept = read_kept(path)
+    if kept is None:
         return None
+    data, mtime_ns = kept
     checksum, payload = data[len(MAGIC) : len(MAGIC) + _CHECKSUM], data[len(MAGIC) + _CHECKSUM :]
     if not data.startswith(MAGIC) or blake2b(payload, digest_size=_CHECKSUM).digest() != checksum:
         return None

@@ -32,7 +32,7 @@ from functools import cache
 from typing import Any
 
 from megalint import __version__, probes
-from megalint.cachedir import SETTLED_NS, answer, used
+from megalint.cachedir import SETTLED_NS, answer, read_kept, used
 from megalint.checking.outcome import Outcome
 from megalint.errors import InputError
 from megalint.source import decode
@@ -166,12 +166,10 @@ class ResultCache:
     def _read(self, target: str) -> Any:
         """What an entry holds, when it verifies and holds only plain data and megalint's own types;
         else _UNREAD."""
-        try:
-            with open(target, "rb") as fh:
-                data = fh.read()
-                mtime_ns = os.fstat(fh.fileno()).st_mtime_ns
-        except OSError:
+        kept = read_kept(target)
+        if kept is None:
             return _UNREAD
+        data, mtime_ns = kept
         if not data.startswith(MAGIC):
             return _UNREAD
         body = data[len(MAGIC) :]

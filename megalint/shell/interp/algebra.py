@@ -21,8 +21,6 @@ from megalint.source import Span
 if TYPE_CHECKING:
     from megalint.shell.interp.core import Evaluator
 
-_MISS = Var()  # a value no path holds: compared by identity
-
 
 def limit(ev: Evaluator, states: list[State], node: Node, frame: Frame) -> list[State]:
     """The paths after a statement: alike ones collapsed, at most MAX_STATES of them."""
@@ -31,11 +29,10 @@ def limit(ev: Evaluator, states: list[State], node: Node, frame: Frame) -> list[
     # The variables whose value is not one object on every path: only these can tell paths
     # apart, before the collapse, after it (a subset of the paths) and after merging (which
     # makes new values of these alone). Most of a script's variables are shared by every path.
-    differing = _differing_names(states)
-    # Each path's values of the differing names, in one order: looked up once per path for its
-    # fingerprint, the ranking of neighbours and the merge.
-    values = _Values(tuple(differing))
-    states = collapse(states, differing, ev.command_marks, values)
+    # Each path's values of them, in one order, are looked up once per path for its fingerprint,
+    # the ranking of neighbours and the merge.
+    values = _Values(tuple(_differing_names(states)))
+    states = collapse(states, ev.command_marks, values)
     if len(states) <= MAX_STATES:
         return states
     live = [s for s in states if not s.stopped]
@@ -59,7 +56,7 @@ def limit(ev: Evaluator, states: list[State], node: Node, frame: Frame) -> list[
         merged, i = [], 0
         while i < len(live):
             if i in chosen:
-                merged.append(merge(live[i : i + 2], span, differing, values))
+                merged.append(merge(live[i : i + 2], span, values))
                 i += 2
             else:
                 merged.append(live[i])
@@ -68,25 +65,17 @@ def limit(ev: Evaluator, states: list[State], node: Node, frame: Frame) -> list[
     return stopped[:MAX_STATES] + live
 
 
-def merge(
-    states: list[State], span: Span, differing: frozenset[str] | None = None, values: _Values | None = None
-) -> State:
+def merge(states: list[State], span: Span, values: _Values | None = None) -> State:
     """One path standing for several: the variables they disagree on become unknown, and it
-    holds every command any of them ran. `differing`: names outside which the paths hold the
-    same objects, when known (`_differing_names`); `values`: the paths' values of those names."""
+    holds every command any of them ran. `values`: the paths' values of every name they could
+    disagree on (`_differing_names`), when kept."""
     base = states[0].fork()
     base.cond = tuple(c for c in base.cond if all(c in s.cond for s in states))
-    first_vars = states[0].vars
-    if differing is None:
+    if values is None:
         names = _differing_names(states)
-    elif values is not None and len(states) == 2:
-        # The names in `differing`'s order, as below: the same set, built the same way.
-        a, b = values.of(states[0]), values.of(states[1])
-        names = frozenset(k for k, w, v in zip(values.names, a, b, strict=True) if w is not v)
     else:
-        names = frozenset(
-            k for k in differing if any(s.vars.get(k, _MISS) is not first_vars.get(k, _MISS) for s in states[1:])
-        )
+        held, others = values.of(states[0]), [values.of(s) for s in states[1:]]
+        names = frozenset(k for i, k in enumerate(values.names) if any(other[i] is not held[i] for other in others))
     reason = Unknown(f"differs between branches (too many paths, merged at line {span.start_line})", span)
     for name in names:
         vals = [s.vars.get(name) for s in states]
@@ -126,26 +115,22 @@ def _same_path(a: State, b: State) -> bool:
 
 def collapse(
     states: list[State],
-    differing: frozenset[str] | None = None,
     marks: dict[int, tuple[CommandRecord, int]] | None = None,
     values: _Values | None = None,
 ) -> list[State]:
     """Paths that ended up alike (same variables, same commands run) are one path: the
-    test that split them changed nothing that is tracked. `differing`: the states' names
-    `_differing_names` gives, when known; `marks`: the commands' marks kept for the whole run;
-    `values`: the paths' values of the differing names, when kept."""
+    test that split them changed nothing that is tracked. `marks`: the commands' marks kept for
+    the whole run; `values`: the paths' values of the names `_differing_names` gives, when kept."""
     # Paths are compared by a fingerprint first, equal whenever the paths are: comparing whole
     # states pair by pair is quadratic in the paths and deep in their values. Only the variables
     # some path holds a value of its own for are fingerprinted (most are shared by every path),
     # and `seen` shares the fingerprints of the commands paths share.
     if len(states) < 2:
         return states
-    if differing is None:
-        differing = _differing_names(states)
     seen: dict[int, tuple[CommandRecord, int]] = {} if marks is None else marks
     out: list[tuple[int, State]] = []
     if values is None:
-        values = _Values(tuple(differing))
+        values = _Values(tuple(_differing_names(states)))
     for s in states:
         mark = _fingerprint(s, values, seen)
         for f, o in out:
