@@ -62,6 +62,9 @@ class ParsedScript:
     word_cache: dict[tuple[int, int], list[Word]] = field(default_factory=dict)
     literal_cache: dict[tuple[int, int, str | None, Expansion | None], list[Piece]] = field(default_factory=dict)
     memo_cache: dict[tuple[object, ...], list[MemoEntry]] = field(default_factory=dict)
+    # Spans by (start byte, end byte): each path that reads a node gets the same Span, whose
+    # hash is then worked out once (paths are compared, and values cached, by hashing spans).
+    spans: dict[tuple[int, int], Span] = field(default_factory=dict)
     _syntax: dict[str, list[tree_sitter.Node]] | None = None
     _assigned: dict[int, bytes] | None = None
     _top: list[tree_sitter.Node] | None = None
@@ -72,7 +75,15 @@ class ParsedScript:
         return self.tree.root_node
 
     def span(self, node: tree_sitter.Node) -> Span:
-        return self.source.span_bytes(node.start_byte, node.end_byte)
+        return self.span_of(node.start_byte, node.end_byte)
+
+    def span_of(self, start_byte: int, end_byte: int) -> Span:
+        """The span of bytes [start_byte, end_byte) of the parsed text, made once."""
+        key = (start_byte, end_byte)
+        span = self.spans.get(key)
+        if span is None:
+            span = self.spans[key] = self.source.span_bytes(start_byte, end_byte)
+        return span
 
     def text(self, node: tree_sitter.Node) -> str:
         return self.parse_text[node.start_byte : node.end_byte].decode("utf-8", "replace")

@@ -42,3 +42,34 @@ def test_a_word_read_alike_on_every_path_is_expanded_once() -> None:
     # The assignment is memoised on what it read: the same TP object on every path, one entry.
     entries = ps.memo_cache[("a", start, script.index("\n", start))]
     assert len(entries) == 1
+
+
+def test_a_shared_value_shown_in_a_string_that_differs_is_one_object_on_every_path() -> None:
+    # CMD reads M, which differs: it is worked out on each path, but the part it takes from the
+    # value every path shares is shown at `$ARGS` once (splitting.shown_at), and so is cut into
+    # fields and placed once when the string is read again (`eval $CMD`).
+    paths = _paths(FORKED + 'ARGS="--tp 8 --pp 2"\nCMD="run $ARGS --m $M"\n')
+    cmds = [p.vars["CMD"].scalar for p in paths]
+    assert len({id(c) for c in cmds}) == 3
+    shown = [next(s for s in c if s.text == "--tp 8 --pp 2") for c in cmds]
+    assert shown[0] is shown[1] is shown[2]
+    assert shown[0].site is not None and shown[0].origin, "shown at `$ARGS`, remembering where it was written"
+
+
+def test_the_span_of_a_node_is_one_object() -> None:
+    ps = parse_text("t.sh", 'X="$A ${B}"\n')
+    node = ps.top_level()[0]
+    assert ps.span(node) is ps.span(node)
+    assert ps.span(node) == ps.source.span_bytes(node.start_byte, node.end_byte)
+
+
+def test_what_an_undecided_chain_may_assign_is_found_once_and_made_unknown_where_it_falls_through() -> None:
+    # Three paths reach the second chain and each falls through it: N is unknown on each,
+    # and what the chain may assign was found once.
+    script = FORKED + 'if [ "$K" = 1 ]; then N=1; elif [ "$K" = 2 ]; then N=2; fi\n'
+    ev, states = interpret(parse_text("t.sh", script), skip_unread=False)
+    live = [s for s in states if not s.stopped]
+    fell = [s for s in live if s.vars["N"].unknown is not None]
+    assert len(live) == 9 and len(fell) == 3
+    assert all("no known value selects" in str(s.vars["N"].unknown) for s in fell)
+    assert [names for _, names in ev.assigned_in.values()] == [("N",)]

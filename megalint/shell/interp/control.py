@@ -153,11 +153,16 @@ def if_statement(ev: Evaluator, node: Node, st: State, frame: Frame) -> list[Sta
             continue
         (cond_nodes if mode == "cond" else body).append(child)
     arms.append((cond_nodes, body))
-    return _branches(ev, arms, else_body, st, frame)
+    return _branches(ev, node, arms, else_body, st, frame)
 
 
 def _branches(
-    ev: Evaluator, arms: list[tuple[list[Node], list[Node]]], else_body: list[Node] | None, st: State, frame: Frame
+    ev: Evaluator,
+    node: Node,
+    arms: list[tuple[list[Node], list[Node]]],
+    else_body: list[Node] | None,
+    st: State,
+    frame: Frame,
 ) -> list[State]:
     out: list[State] = []
     pending = [st]
@@ -191,16 +196,28 @@ def _branches(
     if not else_body and any("` false" in c for s in pending for c in s.cond[len(st.cond) :]):
         # Fell through every arm of an undecided chain: what the arms would have set is
         # unknown here, not empty (that path is an argument the script did not expect).
-        names: set[str] = set()
-        for _cond, body in arms:
-            for node in body:
-                assigned_names(node, frame.ps, names)
+        names = _assigned_in(ev, node, [n for _cond, body in arms for n in body], frame)
         where = frame.ps.span(arms[0][1][0]) if arms and arms[0][1] else None
         for s in pending:
             algebra.unset_to_unknown(s, names, "an `if` chain", where)
     for s in pending:
         out.extend(ev.block(else_body, [s], frame) if else_body else [s])
     return out
+
+
+def _assigned_in(ev: Evaluator, node: Node, parts: list[Node], frame: Frame) -> tuple[str, ...]:
+    """The variables `parts` of the construct `node` (an `if` chain's bodies, a `case`'s arms)
+    may assign, in the order a set of them gives: found once per construct, though each path
+    that reaches it asks."""
+    ps = frame.ps
+    key = (id(ps), node.start_byte, node.end_byte)
+    known = ev.assigned_in.get(key)
+    if known is None or known[0] is not ps:
+        names: set[str] = set()
+        for part in parts:
+            assigned_names(part, ps, names)
+        known = ev.assigned_in[key] = (ps, tuple(names))
+    return known[1]
 
 
 def case_statement(ev: Evaluator, node: Node, st: State, frame: Frame) -> list[State]:
@@ -228,9 +245,7 @@ def case_statement(ev: Evaluator, node: Node, st: State, frame: Frame) -> list[S
         return [st]  # no arm matched
     if not matched_all:
         rest = st.fork(f"case {desc_subject} matches no arm")
-        names: set[str] = set()
-        for item in items:
-            assigned_names(item, frame.ps, names)
+        names = _assigned_in(ev, node, items, frame)
         algebra.unset_to_unknown(rest, names, "the arms of a `case`", frame.ps.span(node))
         out.append(rest)
     return out

@@ -108,6 +108,8 @@ class Evaluator:
         # The names each function body declares local, by (script, body's bytes): read once
         # however often the function is called. The script is kept so that its id stays its own.
         self.locals_of: dict[tuple[int, int, int], tuple[ParsedScript, frozenset[str]]] = {}
+        # What the arms of an `if` chain or a `case` may assign, by (script, construct's bytes).
+        self.assigned_in: dict[tuple[int, int, int], tuple[ParsedScript, tuple[str, ...]]] = {}
         self.sourced_names: set[str] = set()  # variables a sourced file assigns
         self.unknown_tokens: dict[str, Unknown] = {}  # placeholder name -> the Unknown it stands for
         self._finding_keys: set[tuple[object, ...]] = set()
@@ -126,6 +128,9 @@ class Evaluator:
         self.reparsed: dict[tuple[str, str], list[tuple[tuple[Segment, ...], ParsedScript]]] = {}
         self.unknown_names: dict[Unknown, str] = {}  # Unknown -> its placeholder name in a command string
         self.parts_of: dict[int, tuple[Segment, list[Segment | None]]] = {}  # id(Segment) -> its fields
+        # (id(Segment), an expansion's span, whether shown there) -> (it, it shown there or passed
+        # through it): splitting.shown_at
+        self.restated: dict[tuple[int, Span, bool], tuple[Segment, Segment]] = {}
         # id(Segment) -> (it, the number of sources then, where it was written): reparse.MappedSource
         self.placed: dict[int, tuple[Segment, int, Placement]] = {}
         # id(CommandRecord) -> (it, its mark): paths are compared by their commands' marks

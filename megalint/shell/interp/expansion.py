@@ -111,8 +111,7 @@ def _expand_scalar(ev: Evaluator, node: Node, st: State, frame: Frame) -> Scalar
             seg, eid = p.segment, p.expansion
             if eid is not None and not eid.array and seg.site != eid.span:
                 # Without splitting every expansion is one value: show it where it is written.
-                origin = ((seg.site,) if seg.site is not None else ()) + seg.origin
-                seg = Segment(seg.text, eid.span, origin, seg.unknown, seg.via, seg.assumed)
+                seg = splitting.shown_at(ev, seg, eid.span)
             out.append(seg)
     if oversized(out):
         span = frame.ps.span(node)
@@ -122,7 +121,7 @@ def _expand_scalar(ev: Evaluator, node: Node, st: State, frame: Frame) -> Scalar
 
 def expansion_span(node: Node, frame: Frame) -> Span:
     """Where an expansion is written (without a blank tree-sitter puts in front of it)."""
-    return frame.ps.source.span_bytes(effective_start(node, frame.ps.parse_text), node.end_byte)
+    return frame.ps.span_of(effective_start(node, frame.ps.parse_text), node.end_byte)
 
 
 # ---------------------------------------------------------------------- pieces

@@ -107,13 +107,37 @@ def _split(ev: Evaluator, pieces: list[Piece]) -> list[Word]:
             if eid is not None:
                 eid_span, is_array = eid.span, eid.array
                 if count.get(id(eid)) == 1 and not is_array:
-                    origin = ((seg.site,) if seg.site is not None and seg.site != eid_span else ()) + seg.origin
-                    seg = Segment(seg.text, eid_span, origin, seg.unknown, seg.via, seg.assumed)
+                    seg = shown_at(ev, seg, eid_span)
                 elif eid_span not in seg.via:
-                    seg = Segment(seg.text, seg.site, seg.origin, seg.unknown, seg.via + (eid_span,), seg.assumed)
+                    seg = _passed(ev, seg, eid_span)
             segs.append(seg)
         words.append(Word(tuple(segs)))
     return words
+
+
+def shown_at(ev: Evaluator, seg: Segment, span: Span) -> Segment:
+    """The segment shown where the expansion at `span` is written, remembering its own place.
+    Made once per segment and place: paths that share a value then share what it becomes, and
+    the caches by segment (`parts_of`, where a segment was written) serve them all."""
+    key = (id(seg), span, True)
+    held = ev.restated.get(key)
+    if held is not None and held[0] is seg:
+        return held[1]
+    origin = ((seg.site,) if seg.site is not None and seg.site != span else ()) + seg.origin
+    new = Segment(seg.text, span, origin, seg.unknown, seg.via, seg.assumed)
+    ev.restated[key] = (seg, new)
+    return new
+
+
+def _passed(ev: Evaluator, seg: Segment, span: Span) -> Segment:
+    """The segment as it is after passing through the expansion at `span` (its `via`), made once."""
+    key = (id(seg), span, False)
+    held = ev.restated.get(key)
+    if held is not None and held[0] is seg:
+        return held[1]
+    new = Segment(seg.text, seg.site, seg.origin, seg.unknown, seg.via + (span,), seg.assumed)
+    ev.restated[key] = (seg, new)
+    return new
 
 
 def _segment_parts(ev: Evaluator, seg: Segment, text: str) -> list[Segment | None]:
