@@ -73,3 +73,22 @@ def test_what_an_undecided_chain_may_assign_is_found_once_and_made_unknown_where
     assert len(live) == 9 and len(fell) == 3
     assert all("no known value selects" in str(s.vars["N"].unknown) for s in fell)
     assert [names for _, names in ev.assigned_in.values()] == [("N",)]
+
+
+def test_the_words_of_a_shared_value_cut_by_an_expansion_are_one_object_on_every_path() -> None:
+    # `$CMD` differs (it reads M), but the words it takes from ARGS are cut once (fast_paths'
+    # scalar_word), and the placeholder `eval` reads for an unknown part ARGS holds is made once:
+    # the strings read again on each path share them, and so where each was written.
+    script = FORKED + 'ARGS="--tp 8 --pp 2"\nCMD="run $ARGS --m $M"\nlaunch $CMD\n'
+    script += 'EXTRA="--x $INPUT"\neval $CMD $EXTRA\n'
+    ev, states = interpret(parse_text("t.sh", script), skip_unread=False)
+    paths = [s for s in states if not s.stopped]
+    assert len(paths) == 3
+    launched = [next(c for c in p.commands if c.words[0].text == "launch") for p in paths]
+    cut = [next(w for w in c.words if w.text == "--tp").segments[0] for c in launched]
+    assert cut[0] is cut[1] is cut[2], "cut from the shared value once, at `$CMD`"
+    evals = [next(c for c in p.commands if c.words[0].text == "run") for p in paths]
+    assert [str(c.words[-1].unknown) for c in evals] == [
+        "$INPUT is not set in the script; it comes from the environment"
+    ] * 3
+    assert len(ev.placeholder_of) == 1, "one placeholder for the unknown part, read on three paths"

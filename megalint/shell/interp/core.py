@@ -127,10 +127,16 @@ class Evaluator:
         self.word_of: dict[int, tuple[Var, Word]] = {}  # id(Var) -> (Var, its value as one Word)
         self.reparsed: dict[tuple[str, str], list[tuple[tuple[Segment, ...], ParsedScript]]] = {}
         self.unknown_names: dict[Unknown, str] = {}  # Unknown -> its placeholder name in a command string
+        self.placeholder_of: dict[int, tuple[Segment, Segment]] = {}  # id(unknown Segment) -> (it, its placeholder)
         self.parts_of: dict[int, tuple[Segment, list[Segment | None]]] = {}  # id(Segment) -> its fields
         # (id(Segment), an expansion's span, whether shown there) -> (it, it shown there or passed
         # through it): splitting.shown_at
         self.restated: dict[tuple[int, Span, bool], tuple[Segment, Segment]] = {}
+        # (id(Segment), an expansion's span) -> (it, how a part of it is made, the parts made by
+        # their bounds): fast_paths.scalar_word
+        self.cut_of: dict[
+            tuple[int, Span], tuple[Segment, Callable[[int, int], Segment], dict[tuple[int, int], Segment]]
+        ] = {}
         # id(Segment) -> (it, the number of sources then, where it was written): reparse.MappedSource
         self.placed: dict[int, tuple[Segment, int, Placement]] = {}
         # id(CommandRecord) -> (it, its mark): paths are compared by their commands' marks

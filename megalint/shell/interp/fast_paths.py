@@ -117,33 +117,42 @@ def scalar_word(ev: Evaluator, node: Node, st: State, frame: Frame) -> list[Word
             origin = ((site,) if site is not None and site != span else ()) + before
             out.append(Segment(text[a:b], span, origin, seg.unknown, via, seg.assumed))
         return [Word(tuple(out))]
-    # Several: each stays where its text is written, through this expansion.
+    # Several: each stays where its text is written, through this expansion. What a segment's
+    # parts become is kept for the run (by the segment and the expansion's place): paths that
+    # share a value share its words' segments, and so what is worked out from them later.
     words = []
-    # id(segment) -> (span maker of the file its text is written in as it is, its start there,
-    # where it came from before that place, its via whole, its via cut)
-    placed: dict[
-        int, tuple[Callable[[int, int], Span] | None, int, tuple[Span, ...], tuple[Span, ...], tuple[Span, ...]]
-    ] = {}
     for f in fields:
         out = []
         for seg, text, a, b in f:
-            got = placed.get(id(seg))
-            if got is None:
-                found = written_at(seg, text, ev.sources)
-                via = seg.via if span in seg.via else seg.via + (span,)
-                if found is None:
-                    got = placed[id(seg)] = (None, 0, seg.origin, via, via)
-                else:
-                    place, before, passed = found
-                    cut_via = seg.via + tuple(p for p in (*passed, span) if p not in seg.via)
-                    got = placed[id(seg)] = (ev.sources[place.path].span, place.start, before, via, cut_via)
-            at, base, before, via, cut_via = got
-            if at is None or (a == 0 and b == len(text)):
-                out.append(Segment(text[a:b], seg.site, seg.origin, seg.unknown, via, seg.assumed))
-            else:
-                out.append(Segment(text[a:b], at(base + a, base + b), before, seg.unknown, cut_via, seg.assumed))
+            key = (id(seg), span)
+            held = ev.cut_of.get(key)
+            if held is None or held[0] is not seg:
+                held = ev.cut_of[key] = (seg, _cutter(ev, seg, text, span), {})
+            made = held[2].get((a, b))
+            if made is None:
+                made = held[2][a, b] = held[1](a, b)
+            out.append(made)
         words.append(Word(tuple(out)))
     return words
+
+
+def _cutter(ev: Evaluator, seg: Segment, text: str, span: Span) -> Callable[[int, int], Segment]:
+    """What text[a:b] of a segment becomes as a field's part when an expansion at `span` cut it:
+    where it is written, as it is, when a place holds the segment's text; else the segment's places."""
+    found = written_at(seg, text, ev.sources)
+    via = seg.via if span in seg.via else seg.via + (span,)
+    if found is None:
+        return lambda a, b: Segment(text[a:b], seg.site, seg.origin, seg.unknown, via, seg.assumed)
+    place, before, passed = found
+    cut_via = seg.via + tuple(p for p in (*passed, span) if p not in seg.via)
+    at, base = ev.sources[place.path].span, place.start
+
+    def cut(a: int, b: int) -> Segment:
+        if a == 0 and b == len(text):
+            return Segment(text, seg.site, seg.origin, seg.unknown, via, seg.assumed)
+        return Segment(text[a:b], at(base + a, base + b), before, seg.unknown, cut_via, seg.assumed)
+
+    return cut
 
 
 def string_segments(ev: Evaluator, value_node: Node, st: State, frame: Frame) -> Scalar | None:

@@ -169,6 +169,11 @@ def _mark_source_unknown(st: State, span: Span, reason: str) -> None:
 # ---------------------------------------------------------------------- eval
 
 
+# The blank `eval` puts between its arguments: one object, so that where it was written (nowhere)
+# is looked up once for every string read (reparse.MappedSource keeps placements by segment).
+_BLANK = Segment(" ", None)
+
+
 def eval_string(ev: Evaluator, args: list[Word], span: Span, st: State, frame: Frame) -> list[State]:
     """`eval ARGS…`: the arguments, joined by blanks, run here as shell text."""
     if not args:
@@ -182,7 +187,7 @@ def eval_string(ev: Evaluator, args: list[Word], span: Span, st: State, frame: F
         segs = []
         for i, a in enumerate(args):
             if i:
-                segs.append(Segment(" ", None))
+                segs.append(_BLANK)
             segs.extend(a.segments)
         word = Word(tuple(segs))
     sub = reparse(ev, word, frame)

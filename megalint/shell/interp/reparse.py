@@ -155,6 +155,16 @@ def reparse(ev: Evaluator, word: Word, frame: Frame) -> ParsedScript | None:
     return parsed
 
 
+def _placeholder(ev: Evaluator, seg: Segment) -> Segment:
+    """The text standing for an unknown part of a command string: a variable holding its Unknown."""
+    unknown = seg.unknown or Unknown("unknown value", seg.site)
+    name = ev.unknown_names.get(unknown)
+    if name is None:
+        name = ev.unknown_names[unknown] = f"{UNKNOWN_PREFIX}{len(ev.unknown_tokens)}"
+        ev.unknown_tokens[name] = unknown
+    return Segment("${" + name + "}", seg.site)
+
+
 def _parse(ev: Evaluator, word: Word, frame: Frame) -> ParsedScript:
     if word.text is None:
         # Unknown parts become variables that hold their Unknown, so the command string
@@ -162,12 +172,12 @@ def _parse(ev: Evaluator, word: Word, frame: Frame) -> ParsedScript:
         parts = []
         for seg in word.segments:
             if seg.text is None:
-                unknown = seg.unknown or Unknown("unknown value", seg.site)
-                name = ev.unknown_names.get(unknown)
-                if name is None:
-                    name = ev.unknown_names[unknown] = f"{UNKNOWN_PREFIX}{len(ev.unknown_tokens)}"
-                    ev.unknown_tokens[name] = unknown
-                parts.append(Segment("${" + name + "}", seg.site))
+                # One placeholder object per unknown segment: the strings read on each path
+                # share most of their unknown parts, and so where each was written.
+                held = ev.placeholder_of.get(id(seg))
+                if held is None or held[0] is not seg:
+                    held = ev.placeholder_of[id(seg)] = (seg, _placeholder(ev, seg))
+                parts.append(held[1])
             else:
                 parts.append(seg)
         word = Word(tuple(parts))
