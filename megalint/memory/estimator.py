@@ -107,14 +107,23 @@ def estimate(
         scores_max = 0.0
         layer_acts: list[float] = []
         layer_off: list[float] = []
+        # A layer's figures depend on whether it is a MoE layer alone: worked out once for
+        # each kind, still added layer by layer (the sums are the same to the last bit).
+        per_kind: dict[bool, tuple[tuple[int, int], tuple[float, float], float]] = {}
         for i in idx:
             moe = sh.moe_pattern[i]
-            dp_, ex_ = layer_params(sh, moe, tp, ep, etp)
+            kind = per_kind.get(moe)
+            if kind is None:
+                kind = per_kind[moe] = (
+                    layer_params(sh, moe, tp, ep, etp),
+                    layer_activation(sh, kn, moe, tp, cp, ep, etp, cal),
+                    offloaded_activation(sh, kn, moe, tp, cp, etp, offload),
+                )
+            (dp_, ex_), (act, sc), off = kind
             dense += dp_
             expert += ex_
-            act, sc = layer_activation(sh, kn, moe, tp, cp, ep, etp, cal)
             layer_acts.append(act)
-            layer_off.append(offloaded_activation(sh, kn, moe, tp, cp, etp, offload))
+            layer_off.append(off)
             scores_max = max(scores_max, sc)
         first, last = r == 0, r == pp - 1
         norm_p = (1 if sh.rms else 2) * sh.h

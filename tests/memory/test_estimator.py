@@ -240,3 +240,33 @@ def test_deferred_embedding_wgrad_holds_limit_microbatches_of_logit_gradients():
         "deferred_embedding_wgrad"
         not in estimate(dict(base, defer_embedding_wgrad_compute=True), 2).stage("first").terms
     )
+
+
+def test_each_kind_of_layer_is_worked_out_once_and_added_layer_by_layer(monkeypatch):
+    # Dense and MoE layers mixed over two stages: the figures of one layer depend on its kind
+    # alone, so each stage asks for each kind once; the totals are those of adding every layer.
+    from megalint.memory import activations, estimator, params
+
+    args = dict(
+        LLAMA2_7B,
+        num_layers=8,
+        num_experts=8,
+        moe_layer_freq="([0]*1+[1]*3)*2",
+        moe_ffn_hidden_size=1024,
+        moe_router_topk=2,
+        expert_model_parallel_size=2,
+        pipeline_model_parallel_size=2,
+        global_batch_size=8,
+    )
+    calls = []
+    real = estimator.layer_activation
+    monkeypatch.setattr(
+        estimator, "layer_activation", lambda sh, kn, moe, *a: calls.append(moe) or real(sh, kn, moe, *a)
+    )
+    stages = estimate(args, 4).stages
+    assert sorted(calls) == [False, False, True, True], "two stages, each with a dense and a MoE layer"
+    sh = estimator.model_shape(estimator.with_defaults(args), 1)
+    for stage, layers in zip(stages, ([False, True, True, True], [False, True, True, True]), strict=True):
+        expert = sum(params.layer_params(sh, moe, 1, 2, 1)[1] for moe in layers)
+        assert stage.expert_params == expert
+    assert activations.layer_activation is real
