@@ -92,3 +92,13 @@ def test_the_words_of_a_shared_value_cut_by_an_expansion_are_one_object_on_every
         "$INPUT is not set in the script; it comes from the environment"
     ] * 3
     assert len(ev.placeholder_of) == 1, "one placeholder for the unknown part, read on three paths"
+
+
+def test_a_plain_assignment_keeps_whether_the_variable_was_exported_on_each_path() -> None:
+    # `NAME=text` is made once per assignment for every path, once exported and once not.
+    script = FORKED.replace("  M=1\n", "  export X=0\n") + "X=5\n"
+    paths = _paths(script)
+    xs = [p.vars["X"] for p in paths]
+    assert [x.exported for x in xs] == [True, False, False]
+    assert {x.scalar[0].text for x in xs} == {"5"}
+    assert xs[1] is xs[2] and xs[0] is not xs[1]

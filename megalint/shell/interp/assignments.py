@@ -26,6 +26,7 @@ from megalint.shell.interp.state import (
     too_long,
 )
 from megalint.shell.interp.syntax import NOT_PLAIN, is_whole_expansion
+from megalint.shell.parse import ParsedScript
 from megalint.shell.values import Segment, Unknown, Word
 from megalint.source import Span
 
@@ -65,7 +66,39 @@ def assign(ev: Evaluator, node: Node, st: State, frame: Frame) -> str | None:
 def _plain_assignment(ev: Evaluator, node: Node, st: State, frame: Frame) -> str | None:
     """`NAME=text` with nothing to expand: the value is the text where it is written.
     Returns the name, or None when the general path must take it."""
-    if node.child_count != 3 or isinstance(frame.ps.source, MappedSource):
+    ps = frame.ps
+    key = (id(ps), node.start_byte, node.end_byte)
+    held = ev.plain_of.get(key)
+    if held is None or held[0] is not ps:
+        held = ev.plain_of[key] = (ps, _plain_parts(node, ps))
+    parts = held[1]
+    if parts is None:
+        return None
+    name, made = parts
+    old = ev.get(st, name)
+    if old is not None and old.array is not None:
+        return None
+    exported = bool(old and old.exported)
+    var = made[exported]
+    if var is None:
+        # Made once per assignment (exported or not) for every path that runs it: the value
+        # is the same whatever the path holds.
+        value_node = node.children[2]
+        var = made[exported] = ev.shared(
+            Var(
+                scalar=(Segment(ps.text(value_node), ps.span(value_node)),),
+                exported=exported,
+                site=ps.span(node),
+            )
+        )
+    st.vars[name] = var
+    return name
+
+
+def _plain_parts(node: Node, ps: ParsedScript) -> tuple[str, list[Var | None]] | None:
+    """(the name, its values as made so far: not exported, exported) of a plain `NAME=text`,
+    or None when the assignment is not one."""
+    if node.child_count != 3 or isinstance(ps.source, MappedSource):
         return None
     name_node, eq, value_node = node.children
     if eq.type != "=" or name_node.type != "variable_name" or value_node.type not in ("word", "number"):
@@ -73,18 +106,7 @@ def _plain_assignment(ev: Evaluator, node: Node, st: State, frame: Frame) -> str
     raw, raw_name = value_node.text, name_node.text
     if raw is None or raw_name is None or NOT_PLAIN.search(raw):
         return None
-    name = raw_name.decode()
-    old = ev.get(st, name)
-    if old is not None and old.array is not None:
-        return None
-    st.vars[name] = ev.shared(
-        Var(
-            scalar=(Segment(raw.decode(), frame.ps.span(value_node)),),
-            exported=bool(old and old.exported),
-            site=frame.ps.span(node),
-        )
-    )
-    return name
+    return raw_name.decode(), [None, None]
 
 
 def _assign_result(ev: Evaluator, node: Node, st: State, frame: Frame) -> tuple[str | None, Var | None]:

@@ -110,6 +110,9 @@ class Evaluator:
         self.locals_of: dict[tuple[int, int, int], tuple[ParsedScript, frozenset[str]]] = {}
         # What the arms of an `if` chain or a `case` may assign, by (script, construct's bytes).
         self.assigned_in: dict[tuple[int, int, int], tuple[ParsedScript, tuple[str, ...]]] = {}
+        # A plain `NAME=text` by (script, its bytes): (script, (name, its value not exported,
+        # exported)) or (script, None) when not plain (assignments._plain_assignment)
+        self.plain_of: dict[tuple[int, int, int], tuple[ParsedScript, tuple[str, list[Var | None]] | None]] = {}
         self.sourced_names: set[str] = set()  # variables a sourced file assigns
         self.unknown_tokens: dict[str, Unknown] = {}  # placeholder name -> the Unknown it stands for
         self._finding_keys: set[tuple[object, ...]] = set()
