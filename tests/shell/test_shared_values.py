@@ -88,6 +88,8 @@ def test_the_words_of_a_shared_value_cut_by_an_expansion_are_one_object_on_every
     cut = [next(w for w in c.words if w.text == "--tp").segments[0] for c in launched]
     assert cut[0] is cut[1] is cut[2], "cut from the shared value once, at `$CMD`"
     evals = [next(c for c in p.commands if c.words[0].text == "run") for p in paths]
+    tps = [next(w for w in c.words if w.text == "--tp") for c in evals]
+    assert tps[0] is tps[1] is tps[2], "the word read again from the shared part, made once"
     assert [str(c.words[-1].unknown) for c in evals] == [
         "$INPUT is not set in the script; it comes from the environment"
     ] * 3

@@ -142,6 +142,8 @@ class Evaluator:
         ] = {}
         # id(Segment) -> (it, the number of sources then, where it was written): reparse.MappedSource
         self.placed: dict[int, tuple[Segment, int, Placement]] = {}
+        # (id(Segment), start, end in it) -> (it, the number of sources then, the word read there)
+        self.placed_words: dict[tuple[int, int, int], tuple[Segment, int, Word]] = {}
         # id(CommandRecord) -> (it, its mark): paths are compared by their commands' marks
         # after every statement, and the commands are the same objects from one to the next.
         self.command_marks: dict[int, tuple[CommandRecord, int]] = {}

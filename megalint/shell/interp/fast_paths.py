@@ -61,9 +61,9 @@ def plain_word(node: Node, ps: ParsedScript) -> list[Word] | None:
         return [Word((Segment(raw.decode(), source.span(a, a + len(raw))),))]
     if isinstance(source, MappedSource):
         # In a command string: one segment when the word comes from one place (as expansion._lits cuts it).
-        placed = source.placed(a, a + len(raw))
-        if placed is not None:
-            return [Word((Segment(raw.decode(), placed[0], placed[1]),))]
+        word = source.placed_word(a, a + len(raw), raw.decode())
+        if word is not None:
+            return [word]
     return None
 
 

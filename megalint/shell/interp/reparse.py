@@ -37,9 +37,14 @@ class MappedSource(SourceFile):
         anchor: Span,
         sources: Mapping[str, SourceFile],
         placed: dict[int, tuple[Segment, int, Placement]] | None = None,
+        words: dict[tuple[int, int, int], tuple[Segment, int, Word]] | None = None,
     ):
         super().__init__(anchor.path, text)
         self.anchor = anchor
+        # The words read from one part (by its segment and where in it), kept by the run with
+        # `placed`: the same words written on each path are then one object (see plain_word).
+        self._words = words
+        self._segs = segs
         # (start, end, where it was written, whether exactly there, where it came from before)
         self._pieces: list[tuple[int, int, Span | None, bool, tuple[Span, ...]]] = []
         pos = 0
@@ -98,6 +103,26 @@ class MappedSource(SourceFile):
         if i is None or b > self._pieces[i][1]:
             return None
         return self.span(a, b), self._pieces[i][4]
+
+    def placed_word(self, a: int, b: int, text: str) -> Word | None:
+        """The word `text` at [a, b) as one segment where its characters were written, when they
+        come from one place, else None. Made once for the run per part and place in it: its
+        span and origin depend on the part alone."""
+        i = self._index(a, False)
+        if i is None or b > self._pieces[i][1]:
+            return None
+        start = self._pieces[i][0]
+        seg = self._segs[i]
+        key = (id(seg), a - start, b - start)
+        words = self._words
+        if words is not None:
+            held = words.get(key)
+            if held is not None and held[0] is seg and held[1] == len(self._sources):
+                return held[2]
+        word = Word((Segment(text, self.span(a, b), self._pieces[i][4]),))
+        if words is not None:
+            words[key] = (seg, len(self._sources), word)
+        return word
 
     def origin(self, a: int, b: int) -> tuple[Span, ...]:
         """Where the characters [a, b) came from before they were written where `span` says."""
@@ -202,6 +227,6 @@ def _parse(ev: Evaluator, word: Word, frame: Frame) -> ParsedScript:
     anchor = word.span
     if anchor is not None:
         ps = parse_text(anchor.path, text)
-        ps.source = MappedSource(text, segs, anchor, ev.sources, ev.placed)
+        ps.source = MappedSource(text, segs, anchor, ev.sources, ev.placed, ev.placed_words)
         return ps
     return parse_text(frame.ps.source.path, text)
