@@ -123,4 +123,21 @@ SNIPPETS = [
     'torchrun x "$TP" "a b $PP" "" "${NN:-3}" "$NOPE" "$1" $NOPE $2 ${NOPE}\n',
     "NN=$UNSET_IN\n",
     'srun bash -c "torchrun pretrain_gpt.py --tp $TP $K"\n',
+    # values holding unknown parts, expanded unquoted: several fields, one, an unknown alone
+    'UK="--addr $MASTER --port 6000 ${NOPE}x --n $TP"\n',
+    "torchrun pretrain_gpt.py $UK\n",
+    'UK2="$NOPE"\n',
+    "launch $UK2 $UK\n",
+    'UK3="a${NOPE} "\n',
+    "eval $UK3 $UK --x\n",
+    'UK4=" $NOPE  b"\n',
+    "torchrun $UK4\n",
 ]
+
+
+def test_values_with_unknown_parts_split_the_same() -> None:
+    # scalar_word takes a value with unknown parts when it makes several fields; one field
+    # (or an unknown alone) goes to the general code.
+    script = "".join(s for s in SNIPPETS if "UK" in s or s.startswith("TP="))
+    assert script.count("UK") >= 8
+    assert _same("unknown_parts.sh", script)

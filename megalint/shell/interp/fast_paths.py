@@ -74,26 +74,31 @@ def scalar_word(ev: Evaluator, node: Node, st: State, frame: Frame) -> list[Word
     m = _VALUE_REF.match(raw) if raw is not None else None
     if m is None:
         return None
-    span = frame.ps.source.span_bytes(node.start_byte, node.end_byte)
+    span = frame.ps.span_of(node.start_byte, node.end_byte)
     segs, unknown, _ = variables.var_scalar(ev, (m.group(1) or m.group(2)).decode(), st, frame, span)
     if unknown is not None:
         return [Word((Segment(None, span, (), unknown),))]
     if segs is None or len(segs) > MAX_VALUE_SEGMENTS:
         return None
     total = 0
-    texts = []
+    unknowns = False
     for seg in segs:
         if seg.text is None:
-            return None
-        texts.append(seg.text)
-        total += len(seg.text)
+            unknowns = True
+        else:
+            total += len(seg.text)
     if total > MAX_VALUE_CHARS:
         return None
     # Cut at blanks as splitting cuts a segment; each piece is (segment, its text, start, end).
-    fields: list[list[tuple[Segment, str, int, int]]] = []
-    cur: list[tuple[Segment, str, int, int]] = []
+    # An unknown part is never cut (its text is None): it joins the field it is in.
+    fields: list[list[tuple[Segment, str | None, int, int]]] = []
+    cur: list[tuple[Segment, str | None, int, int]] = []
     finditer = splitting.IFS.finditer
-    for seg, text in zip(segs, texts, strict=True):
+    for seg in segs:
+        text = seg.text
+        if text is None:
+            cur.append((seg, None, 0, 0))
+            continue
         pos = 0
         for blank in finditer(text):
             a = blank.start()
@@ -110,9 +115,12 @@ def scalar_word(ev: Evaluator, node: Node, st: State, frame: Frame) -> list[Word
     if len(fields) > MAX_FIELDS:
         return None
     if len(fields) == 1:
+        if unknowns:
+            return None
         # One word: shown where the expansion is written, tracing back to the value.
         out = []
         for seg, text, a, b in fields[0]:
+            assert text is not None
             site, before, via = splitting.sub_place(ev, seg, text, a, b)
             origin = ((site,) if site is not None and site != span else ()) + before
             out.append(Segment(text[a:b], span, origin, seg.unknown, via, seg.assumed))
@@ -124,6 +132,9 @@ def scalar_word(ev: Evaluator, node: Node, st: State, frame: Frame) -> list[Word
     for f in fields:
         out = []
         for seg, text, a, b in f:
+            if text is None:
+                out.append(seg if span in seg.via else splitting.passed_through(ev, seg, span))
+                continue
             key = (id(seg), span)
             held = ev.cut_of.get(key)
             if held is None or held[0] is not seg:

@@ -109,7 +109,7 @@ def _split(ev: Evaluator, pieces: list[Piece]) -> list[Word]:
                 if count.get(id(eid)) == 1 and not is_array:
                     seg = shown_at(ev, seg, eid_span)
                 elif eid_span not in seg.via:
-                    seg = _passed(ev, seg, eid_span)
+                    seg = passed_through(ev, seg, eid_span)
             segs.append(seg)
         words.append(Word(tuple(segs)))
     return words
@@ -129,7 +129,7 @@ def shown_at(ev: Evaluator, seg: Segment, span: Span) -> Segment:
     return new
 
 
-def _passed(ev: Evaluator, seg: Segment, span: Span) -> Segment:
+def passed_through(ev: Evaluator, seg: Segment, span: Span) -> Segment:
     """The segment as it is after passing through the expansion at `span` (its `via`), made once."""
     key = (id(seg), span, False)
     held = ev.restated.get(key)
