@@ -104,3 +104,15 @@ def test_a_plain_assignment_keeps_whether_the_variable_was_exported_on_each_path
     assert [x.exported for x in xs] == [True, False, False]
     assert {x.scalar[0].text for x in xs} == {"5"}
     assert xs[1] is xs[2] and xs[0] is not xs[1]
+
+
+def test_the_text_between_expansions_in_a_string_is_read_once_for_every_path() -> None:
+    # The literal runs of `"…"` (line continuations kept out) are the same pieces on each path;
+    # a stray `\` followed by blanks is still reported, once.
+    script = FORKED + 'ARGS="--m $M \\\n  --tp 8 \\ \n  --pp 2"\n'
+    ps = parse_text("t.sh", script)
+    ev, states = interpret(ps, skip_unread=False)
+    paths = [s for s in states if not s.stopped]
+    runs = [[s for s in p.vars["ARGS"].scalar if s.text and "--tp" in s.text][0] for p in paths]
+    assert runs[0] is runs[1] is runs[2]
+    assert [f.kind.name for f in ev.findings] == ["STRAY_BACKSLASH_IN_STRING"]

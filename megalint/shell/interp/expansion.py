@@ -301,14 +301,26 @@ def _dq_string(ev: Evaluator, node: Node, st: State, frame: Frame, eid: Expansio
 def dq_literal(
     ev: Evaluator, data: bytes, a: int, b: int, ps: ParsedScript, eid: Expansion | None, heredoc: bool = False
 ) -> list[Piece]:
-    """The literal text at bytes [a, b) inside "…" (or an unquoted here-document)."""
+    """The literal text at bytes [a, b) inside "…" (or an unquoted here-document): its pieces
+    are kept with the script, as `_literal` keeps those of a node (each path reads them)."""
+    escapes = "heredoc" if heredoc else "dq"
+    key = (a, b, escapes, eid)
+    cached = ps.literal_cache.get(key)
+    escaped = data.find(b"\\", a, b) >= 0
+    if cached is not None and (heredoc or not escaped):
+        return cached
     raw = data[a:b].decode("utf-8", "replace")
     start_char = ps.source.char_offset(a)
-    if "\\" not in raw:
-        return _lits(raw, ps, start_char, start_char + len(raw), eid)
-    if not heredoc:
+    if escaped and not heredoc:
+        # A finding of the run reading it (a run may start again on the same script).
         _check_stray_backslash(ev, raw, start_char, ps)
-    return _escaped_runs(raw, start_char, ps, eid, "heredoc" if heredoc else "dq")
+    if cached is None:
+        if escaped:
+            cached = _escaped_runs(raw, start_char, ps, eid, escapes)
+        else:
+            cached = _lits(raw, ps, start_char, start_char + len(raw), eid)
+        ps.literal_cache[key] = cached
+    return cached
 
 
 def _check_stray_backslash(ev: Evaluator, raw: str, start_char: int, ps: ParsedScript) -> None:
