@@ -79,3 +79,28 @@ def test_collapsing_with_kept_marks_gives_what_a_fresh_collapse_gives(seed):
     kept = algebra.collapse(list(paths), marks=marks)
     again = algebra.collapse(list(paths), marks=marks)  # the marks of the first call reused
     assert [id(s) for s in kept] == [id(s) for s in algebra.collapse(list(paths))] == [id(s) for s in again]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_merging_two_paths_gives_what_the_general_merge_gives(seed):
+    # The two-path merge (every merge `limit` makes) against the general one, given the
+    # second path twice; the commands against "the first path's, then each other one not in it".
+    from megalint.shell.facts import CommandRecord
+
+    rng = random.Random(seed)
+    pool = [CommandRecord((), {}, {}, SPAN) for _ in range(6)]
+    paths = _paths(seed)
+    prefix = [CommandRecord((), {}, {}, SPAN) for _ in range(rng.randint(0, 4))]
+    for p in paths:
+        p.commands = list(prefix) + rng.sample(pool, rng.randint(0, 4))
+        for name in rng.sample(sorted(p.vars), 3):  # some exported, on this path only
+            v = p.vars[name]
+            p.vars[name] = Var(v.scalar, v.array, v.unknown, exported=True)
+    for a, b in zip(paths, paths[1:], strict=False):
+        two, general = algebra.merge([a, b], SPAN), algebra.merge([a, b, b], SPAN)
+        assert list(two.vars) == list(general.vars)
+        for name, v in general.vars.items():
+            w = two.vars[name]
+            assert (w is v) or (w.unknown == v.unknown and w.scalar == v.scalar and w.exported == v.exported), name
+        expected = list(a.commands) + [c for c in b.commands if all(c is not x for x in a.commands)]
+        assert [id(c) for c in two.commands] == [id(c) for c in expected]

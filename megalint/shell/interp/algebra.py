@@ -77,27 +77,45 @@ def merge(states: list[State], span: Span, values: _Values | None = None) -> Sta
         held, others = values.of(states[0]), [values.of(s) for s in states[1:]]
         names = frozenset(k for i, k in enumerate(values.names) if any(other[i] is not held[i] for other in others))
     reason = Unknown(f"differs between branches (too many paths, merged at line {span.start_line})", span)
-    for name in names:
-        vals = [s.vars.get(name) for s in states]
-        first = vals[0]
-        if all(v is first for v in vals) or all(
-            v is not None
-            and first is not None
-            and v.scalar == first.scalar
-            and v.array == first.array
-            and v.unknown == first.unknown
-            for v in vals
-        ):
-            continue
-        exported = any(v is not None and v.exported for v in vals)
-        base.vars[name] = Var(unknown=reason, exported=exported, site=span)
-    seen = {id(c) for c in base.commands}
+    if len(states) == 2:
+        # Every merge `limit` makes: the test below, for two paths.
+        mine, theirs = states[0].vars, states[1].vars
+        for name in names:
+            x, y = mine.get(name), theirs.get(name)
+            if not _alike(x, y):
+                exported = (x is not None and x.exported) or (y is not None and y.exported)
+                base.vars[name] = Var(unknown=reason, exported=exported, site=span)
+    else:
+        for name in names:
+            vals = [s.vars.get(name) for s in states]
+            if not all(_alike(vals[0], v) for v in vals):
+                exported = any(v is not None and v.exported for v in vals)
+                base.vars[name] = Var(unknown=reason, exported=exported, site=span)
+    commands = base.commands
     for s in states[1:]:
-        for c in s.commands:
+        # Paths share the commands run before they parted (the same objects, in the same
+        # places): only those after are looked for among the merged path's.
+        ran = s.commands
+        shared = 0
+        for a, b in zip(commands, ran, strict=False):
+            if a is not b:
+                break
+            shared += 1
+        if shared == len(ran):
+            continue
+        seen = set(map(id, commands))
+        for c in ran[shared:]:
             if id(c) not in seen:
                 seen.add(id(c))
-                base.commands.append(c)
+                commands.append(c)
     return base
+
+
+def _alike(x: Var | None, y: Var | None) -> bool:
+    """Whether two paths' values of a variable are one value (whether exported aside)."""
+    return x is y or (
+        x is not None and y is not None and x.scalar == y.scalar and x.array == y.array and x.unknown == y.unknown
+    )
 
 
 def _same_path(a: State, b: State) -> bool:
