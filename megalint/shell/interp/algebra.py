@@ -211,7 +211,7 @@ def _difference_of(a: State, b: State, values: _Values) -> int:
 def _fingerprint(st: State, values: _Values, seen: dict[int, tuple[CommandRecord, int]]) -> int:
     """A hash of what `_same_path` compares: equal paths have equal fingerprints (`values`, the
     paths' values of the differing names, in one order for every path compared)."""
-    vars_ = tuple(None if v is None else v.mark() for v in values.of(st))
+    vars_ = tuple([None if v is None else (v._mark or v.mark()) for v in values.of(st)])
     commands = tuple(_command_mark(c, seen) for c in st.commands)
     flags = (st.stopped, st.in_loop, st.breaking, st.returning, id(st.positional), len(st.vars))
     return hash((flags, vars_, commands, frozenset(st.funcs)))
