@@ -5,6 +5,13 @@ an environment variable forks it). Values are `Segment` runs that remember where
 came from; what cannot be known is an `Unknown` with a reason. Nothing is executed: command
 substitutions are unknown except a few pure idioms (`$(dirname "$0")`, `$(echo …)`).
 
+Paths share what they would work out alike (a script of 16 paths runs each statement 16 times):
+an expansion is remembered with the values it read (`Evaluator.memo`), equal values are one object
+(`Evaluator.shared`), and what is made from a value is kept by that object for the run: a value
+shown at an expansion (splitting.shown_at), its words cut by one (fast_paths.scalar_word), where
+each part of a command string was written and the words read from it again (reparse.py). Values
+never change once made, so an object stands for its value wherever it is met.
+
 Where each concern lives:
 
 - core.py: `interpret` (the entry point), the `Evaluator` of one run, the dispatch from a
