@@ -116,3 +116,20 @@ def test_the_text_between_expansions_in_a_string_is_read_once_for_every_path() -
     runs = [[s for s in p.vars["ARGS"].scalar if s.text and "--tp" in s.text][0] for p in paths]
     assert runs[0] is runs[1] is runs[2]
     assert [f.kind.name for f in ev.findings] == ["STRAY_BACKSLASH_IN_STRING"]
+
+
+def test_a_word_from_a_part_placed_nowhere_is_shown_at_its_own_string() -> None:
+    # Such a word is shown at the whole string it was read from (the anchor), which differs
+    # from one string to the next: it is not kept for the run.
+    from megalint.shell.interp.reparse import MappedSource
+    from megalint.shell.values import Segment
+    from megalint.source import SourceFile
+
+    src = SourceFile("t.sh", "eval $A\neval $B\n")
+    words: dict = {}
+    part = Segment("run", None)
+    first, second = src.span(0, 7), src.span(8, 15)
+    one = MappedSource("run", (part,), first, {"t.sh": src}, {}, words)
+    two = MappedSource("run", (part,), second, {"t.sh": src}, {}, words)
+    assert one.placed_word(0, 3, "run").segments[0].site == first
+    assert two.placed_word(0, 3, "run").segments[0].site == second

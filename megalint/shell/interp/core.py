@@ -135,10 +135,10 @@ class Evaluator:
         # (id(Segment), an expansion's span, whether shown there) -> (it, it shown there or passed
         # through it): splitting.shown_at
         self.restated: dict[tuple[int, Span, bool], tuple[Segment, Segment]] = {}
-        # (id(Segment), an expansion's span) -> (it, how a part of it is made, the parts made by
-        # their bounds): fast_paths.scalar_word
+        # (id(Segment), an expansion's span) -> (it, the number of sources then, how a part of it
+        # is made, the parts made by their bounds): fast_paths.scalar_word
         self.cut_of: dict[
-            tuple[int, Span], tuple[Segment, Callable[[int, int], Segment], dict[tuple[int, int], Segment]]
+            tuple[int, Span], tuple[Segment, int, Callable[[int, int], Segment], dict[tuple[int, int], Segment]]
         ] = {}
         # id(Segment) -> (it, the number of sources then, where it was written): reparse.MappedSource
         self.placed: dict[int, tuple[Segment, int, Placement]] = {}

@@ -137,11 +137,11 @@ def scalar_word(ev: Evaluator, node: Node, st: State, frame: Frame) -> list[Word
                 continue
             key = (id(seg), span)
             held = ev.cut_of.get(key)
-            if held is None or held[0] is not seg:
-                held = ev.cut_of[key] = (seg, _cutter(ev, seg, text, span), {})
-            made = held[2].get((a, b))
+            if held is None or held[0] is not seg or held[1] != len(ev.sources):
+                held = ev.cut_of[key] = (seg, len(ev.sources), _cutter(ev, seg, text, span), {})
+            made = held[3].get((a, b))
             if made is None:
-                made = held[2][a, b] = held[1](a, b)
+                made = held[3][a, b] = held[2](a, b)
             out.append(made)
         words.append(Word(tuple(out)))
     return words

@@ -111,15 +111,16 @@ class MappedSource(SourceFile):
         i = self._index(a, False)
         if i is None or b > self._pieces[i][1]:
             return None
-        start = self._pieces[i][0]
+        start, _stop, site, _exact, origin = self._pieces[i]
         seg = self._segs[i]
         key = (id(seg), a - start, b - start)
-        words = self._words
+        # A part placed nowhere is shown at the whole string (its anchor), which is this string's own.
+        words = self._words if site is not None else None
         if words is not None:
             held = words.get(key)
             if held is not None and held[0] is seg and held[1] == len(self._sources):
                 return held[2]
-        word = Word((Segment(text, self.span(a, b), self._pieces[i][4]),))
+        word = Word((Segment(text, self.span(a, b), origin),))
         if words is not None:
             words[key] = (seg, len(self._sources), word)
         return word
