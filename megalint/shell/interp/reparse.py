@@ -229,5 +229,6 @@ def _parse(ev: Evaluator, word: Word, frame: Frame) -> ParsedScript:
     if anchor is not None:
         ps = parse_text(anchor.path, text)
         ps.source = MappedSource(text, segs, anchor, ev.sources, ev.placed, ev.placed_words)
+        ps.spans.clear()  # spans are kept by the script: none may come from the text's first source
         return ps
     return parse_text(frame.ps.source.path, text)
