@@ -217,15 +217,21 @@ def _placeholder(node: Node, ps: ParsedScript) -> Unknown | None:
 
 def _literal(node: Node, ps: ParsedScript, eid: Expansion | None, escapes: str | None) -> list[Piece]:
     """Literal text of a node, with escape processing; sites stay exact where the text is."""
-    key = (node.start_byte, node.end_byte, escapes, eid)
+    return _literal_run(ps, node.start_byte, node.end_byte, escapes, eid)
+
+
+def _literal_run(ps: ParsedScript, a: int, b: int, escapes: str | None, eid: Expansion | None) -> list[Piece]:
+    """Literal text at bytes [a, b) of the script, with escape processing: kept with the script
+    once read (it does not depend on the path, and every path reads it)."""
+    key = (a, b, escapes, eid)
     cached = ps.literal_cache.get(key)
     if cached is None:
-        raw = ps.text(node)
+        raw = ps.parse_text[a:b].decode("utf-8", "replace")
+        start = ps.source.char_offset(a)
         if escapes is None or "\\" not in raw:
-            a = ps.source.char_offset(node.start_byte)
-            cached = _lits(raw, ps, a, a + len(raw), eid)
+            cached = _lits(raw, ps, start, start + len(raw), eid)
         else:
-            cached = _escaped_runs(raw, ps.source.char_offset(node.start_byte), ps, eid, escapes)
+            cached = _escaped_runs(raw, start, ps, eid, escapes)
         ps.literal_cache[key] = cached
     return cached
 
@@ -288,39 +294,25 @@ def _dq_string(ev: Evaluator, node: Node, st: State, frame: Frame, eid: Expansio
             continue
         cstart = effective_start(c, data)
         if cstart > pos:
-            out.extend(dq_literal(ev, data, pos, cstart, ps, eid))
+            out.extend(dq_literal(ev, pos, cstart, ps, eid))
         out.extend(pieces(ev, c, st, frame, True, eid))
         pos = c.end_byte
     if end > pos:
-        out.extend(dq_literal(ev, data, pos, end, ps, eid))
+        out.extend(dq_literal(ev, pos, end, ps, eid))
     if not out:
         return [QUOTED_EMPTY]
     return out
 
 
 def dq_literal(
-    ev: Evaluator, data: bytes, a: int, b: int, ps: ParsedScript, eid: Expansion | None, heredoc: bool = False
+    ev: Evaluator, a: int, b: int, ps: ParsedScript, eid: Expansion | None, heredoc: bool = False
 ) -> list[Piece]:
-    """The literal text at bytes [a, b) inside "…" (or an unquoted here-document): its pieces
-    are kept with the script, as `_literal` keeps those of a node (each path reads them)."""
-    escapes = "heredoc" if heredoc else "dq"
-    key = (a, b, escapes, eid)
-    cached = ps.literal_cache.get(key)
-    escaped = data.find(b"\\", a, b) >= 0
-    if cached is not None and (heredoc or not escaped):
-        return cached
-    raw = data[a:b].decode("utf-8", "replace")
-    start_char = ps.source.char_offset(a)
-    if escaped and not heredoc:
-        # A finding of the run reading it (a run may start again on the same script).
-        _check_stray_backslash(ev, raw, start_char, ps)
-    if cached is None:
-        if escaped:
-            cached = _escaped_runs(raw, start_char, ps, eid, escapes)
-        else:
-            cached = _lits(raw, ps, start_char, start_char + len(raw), eid)
-        ps.literal_cache[key] = cached
-    return cached
+    """The literal text at bytes [a, b) inside "…" (or an unquoted here-document)."""
+    if not heredoc and ps.parse_text.find(b"\\", a, b) >= 0:
+        # A finding of the run reading it, looked for on every read (a run may start again
+        # on the same script); the pieces are the script's.
+        _check_stray_backslash(ev, ps.parse_text[a:b].decode("utf-8", "replace"), ps.source.char_offset(a), ps)
+    return _literal_run(ps, a, b, "heredoc" if heredoc else "dq", eid)
 
 
 def _check_stray_backslash(ev: Evaluator, raw: str, start_char: int, ps: ParsedScript) -> None:

@@ -287,11 +287,11 @@ def heredoc_script(ev: Evaluator, command: Node, heredoc: Node, st: State, frame
                 continue
             cstart = effective_start(c, data)
             if cstart > pos:
-                pieces.extend(expansion.dq_literal(ev, data, pos, cstart, ps, None, heredoc=True))
+                pieces.extend(expansion.dq_literal(ev, pos, cstart, ps, None, heredoc=True))
             pieces.extend(expansion.pieces(ev, c, st, frame, True, None))
             pos = c.end_byte
         if body.end_byte > pos:
-            pieces.extend(expansion.dq_literal(ev, data, pos, body.end_byte, ps, None, heredoc=True))
+            pieces.extend(expansion.dq_literal(ev, pos, body.end_byte, ps, None, heredoc=True))
         segs = tuple(p.segment for p in pieces if isinstance(p, SegmentPiece))
     word = Word(segs)
     sub = reparse(ev, word, frame)
