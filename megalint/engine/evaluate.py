@@ -16,7 +16,7 @@ from megalint.diagnostics import Diagnostic, Edit, Fix, Label, Severity
 from megalint.engine.assumptions import Assumptions, Resting, Vary, lower, phrase
 from megalint.engine.conditions import Term, reduce, shown
 from megalint.engine.context import has_path, unknown_reason
-from megalint.engine.expressions import Env, EvalFailure, Expr, NeedInputs, Needs
+from megalint.engine.expressions import Env, EvalFailure, Expr, NeedInputs, Needs, changes
 from megalint.engine.forms import Call
 from megalint.engine.locate import Locator
 from megalint.engine.rule import FINDING, Rule, RuleSet
@@ -28,6 +28,10 @@ PASSED = "passed"
 UNDECIDED = "undecided"
 FAILED = "failed"
 NOT_APPLICABLE = "not-applicable"  # the Megatron version is outside the rule's range
+
+# Whether `evaluate` replays a rule on a target that gives it the inputs of the target before;
+# tests/engine/test_shared_verdicts.py turns it off and compares everything evaluated.
+SHARE = True
 
 
 @dataclass(frozen=True)
@@ -91,23 +95,45 @@ def _missing(ctx: Mapping[str, Any], paths: Iterable[str]) -> tuple[Missing, ...
     return tuple(Missing(p, unknown_reason(ctx, p)) for p in paths)
 
 
+# What deciding a rule on a target added to the evaluation, when it did not fire: an outcome, an
+# undecided rule (the paths it missed, or what it missed), a failure. Another target that gives
+# the rule the same inputs gets the same (`_replay`), with its own condition.
+_OUTCOME, _UNDECIDED_PATHS, _UNDECIDED, _FAILED = range(4)
+Event = tuple[int, Any]
+
+
 class _Run:
-    """One rule decided on one target; `when` is the rule's condition."""
+    """One rule decided on one target; `when` is the rule's condition. `events` keeps what it
+    added, until it fires (None: a finding rests on the target's places, not on its inputs alone)."""
 
     def __init__(self, rule: Rule, when: Expr, env: Env, target: Target, out: Evaluation):
         self.rule, self.when, self.env, self.target, self.out = rule, when, env, target, out
         self.locator = target.locator
+        self.events: list[Event] | None = []
 
     def outcome(self, what: str) -> None:
         self.out.outcomes.setdefault(self.rule.code, set()).add(what)
+        if self.events is not None:
+            self.events.append((_OUTCOME, what))
 
     def undecided(self, paths: Iterable[str]) -> None:
         self.outcome(UNDECIDED)
+        paths = tuple(paths)
         self.out.undecided.append(Undecided(self.rule, _missing(self.target.context, paths), self.target.condition))
+        if self.events is not None:
+            self.events.append((_UNDECIDED_PATHS, paths))
+
+    def undecided_by(self, missing: tuple[Missing, ...]) -> None:
+        self.outcome(UNDECIDED)
+        self.out.undecided.append(Undecided(self.rule, missing, self.target.condition))
+        if self.events is not None:
+            self.events.append((_UNDECIDED, missing))
 
     def failed(self, message: str) -> None:
         self.outcome(FAILED)
         self.out.failures.append(RuleFailure(self.rule, message, self.target.condition))
+        if self.events is not None:
+            self.events.append((_FAILED, message))
 
     def run(self) -> None:
         rule, ctx = self.rule, self.target.context
@@ -115,8 +141,7 @@ class _Run:
         try:
             applies = rule.applies_to(version if isinstance(version, str) else None)
         except ValueError as e:
-            self.outcome(UNDECIDED)
-            self.out.undecided.append(Undecided(rule, (Missing("megatron", str(e)),), self.target.condition))
+            self.undecided_by((Missing("megatron", str(e)),))
             return
         if applies is None:
             self.undecided(["megatron"])
@@ -180,14 +205,12 @@ class _Run:
         if not verdict:
             self.outcome(PASSED)
             return
+        self.events = None
         bound = (self.rule.for_each.var, item) if self.rule.for_each is not None else None
         assumptions = Assumptions(self.target.context, self.env.needs, self.when, self.rule.requires, self.target.vary)
         resting = assumptions.resting(bound)
         if resting.fallback is not None:
-            self.outcome(UNDECIDED)
-            self.out.undecided.append(
-                Undecided(self.rule, (Missing("launch.nnodes", resting.fallback),), self.target.condition)
-            )
+            self.undecided_by((Missing("launch.nnodes", resting.fallback),))
             return
         self.outcome(FIRED)
         self.out.diagnostics.append(self.diagnostic(item, resting))
@@ -311,14 +334,43 @@ def emit(rule: Rule, span: Span, finding: Mapping[str, Any], fix: Fix | None = N
 
 def evaluate(rules: RuleSet | Iterable[Rule], targets: Iterable[Target]) -> Evaluation:
     """Decide every rule on every target; identical findings from several paths are merged,
-    and hold unconditionally when any of those paths was unconditional."""
+    and hold unconditionally when any of those paths was unconditional.
+
+    The launches of one script's paths mostly differ in a few flags: a rule that did not fire on
+    the target before, and reads nothing that differs from it, adds what it added there
+    (`_replay`) without being decided again."""
     if not isinstance(rules, RuleSet):
         rules = RuleSet(list(rules))
     raw = Evaluation()
     paths: dict[int, Term] = {}  # id(diagnostic) -> the branch outcomes of its path
+    needs, reads, each_needs = rules.needs, rules.reads, rules.each_needs
+    kept: list[list[Event] | None] = [None] * len(rules)  # per rule, what it added on the target before
+    previous: dict[str, Any] | None = None
     for target in targets:
         before = len(raw.diagnostics)
-        evaluate_one(rules, target, raw, rules.needs)
+        selected = needs.select(target.context)
+        changed = changes(previous, selected) if previous is not None and SHARE else None
+        previous = selected
+        env: Env | None
+        if changed is None:
+            deciding = [r.when is not None for r in rules.rules]
+            env = Env(target.context, needs, selected)
+        else:
+            deciding = [
+                r.when is not None and (kept[i] is None or not reads[i].isdisjoint(changed))
+                for i, r in enumerate(rules.rules)
+            ]
+            # CEL is handed only what the rules decided again read: making a context ready
+            # costs by the value, and most rules are replayed.
+            part = Needs.union(n for n, d in zip(each_needs, deciding, strict=True) if d)
+            env = Env(target.context, needs, part.select(target.context)) if any(deciding) else None
+        for i, rule in enumerate(rules.rules):
+            if deciding[i] and rule.when is not None and env is not None:
+                run = _Run(rule, rule.when, env, target, raw)
+                run.run()
+                kept[i] = run.events
+            elif (events := kept[i]) is not None:
+                _replay(rule, events, target, raw)
         if target.condition is not None:
             term = target.conjuncts or (target.condition,)
             for d in raw.diagnostics[before:]:
@@ -329,6 +381,19 @@ def evaluate(rules: RuleSet | Iterable[Rule], targets: Iterable[Target]) -> Eval
         failures=_merge(raw.failures, lambda f: (f.rule.code, f.message)),
         outcomes=raw.outcomes,
     )
+
+
+def _replay(rule: Rule, events: list[Event], target: Target, out: Evaluation) -> None:
+    """What deciding `rule` on `target` adds, from what it added on a target with the same inputs."""
+    for kind, what in events:
+        if kind == _OUTCOME:
+            out.outcomes.setdefault(rule.code, set()).add(what)
+        elif kind == _UNDECIDED_PATHS:
+            out.undecided.append(Undecided(rule, _missing(target.context, what), target.condition))
+        elif kind == _UNDECIDED:
+            out.undecided.append(Undecided(rule, what, target.condition))
+        else:
+            out.failures.append(RuleFailure(rule, what, target.condition))
 
 
 class _Conditional(Protocol):

@@ -442,6 +442,21 @@ class Needs:
         else:
             self.keys.setdefault(parts[0], set()).add(parts[1])
 
+    @staticmethod
+    def union(parts: Iterable[Needs]) -> Needs:
+        """What any of `parts` reads."""
+        out = Needs()
+        for n in parts:
+            out.whole |= n.whole
+            for root, keys in n.keys.items():
+                out.keys.setdefault(root, set()).update(keys)
+        return out
+
+    def tokens(self) -> frozenset[str]:
+        """What is read, as `changes` names what changed: a whole root (`problems`) or one key
+        under a root (`args.num_layers`)."""
+        return frozenset(self.whole) | frozenset(f"{root}.{k}" for root, keys in self.keys.items() for k in keys)
+
     def select(self, ctx: Mapping[str, Any]) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for root in ROOTS:
@@ -480,13 +495,52 @@ def _bounded_range(n: int) -> list[int]:
     return list(range(n))
 
 
+def changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> set[str]:
+    """What differs between two contexts as `Needs.select` gives them: each root that differs,
+    and under a mapping root each key that does (`args`, `args.num_layers`). Values are the same
+    only when they are equal and of the same types throughout (`1` is not `True` to CEL)."""
+    out: set[str] = set()
+    for root in before.keys() | after.keys():
+        a, b = before.get(root, MISSING), after.get(root, MISSING)
+        if a is b:
+            continue
+        if root in MAPPING_ROOTS and type(a) is dict and type(b) is dict:
+            keys = [k for k in a.keys() | b.keys() if not same(a.get(k, MISSING), b.get(k, MISSING))]
+            out.update(f"{root}.{k}" for k in keys)
+            # A rule reading the whole map may iterate it: its keys' order counts too.
+            if keys or list(a) != list(b):
+                out.add(root)
+        elif not same(a, b):
+            out.add(root)
+    return out
+
+
+def same(a: Any, b: Any) -> bool:
+    """Whether two context values are one value to CEL: equal, of the same types, maps with
+    their keys in the same order. A value of any other type is never the same (a rule reading
+    it is decided again)."""
+    if a is b:
+        return True
+    kind = type(a)
+    if kind is not type(b):
+        return False
+    if kind is str or kind is int or kind is bool or kind is float:
+        return bool(a == b)
+    if kind is dict:
+        return list(a) == list(b) and all(same(v, b[k]) for k, v in a.items())
+    if kind is list or kind is tuple:
+        return len(a) == len(b) and all(map(same, a, b))
+    return False
+
+
 class Env:
     """One context made ready for CEL, plus the variables bound while a rule iterates."""
 
-    def __init__(self, ctx: Mapping[str, Any], needs: Needs | None = None):
+    def __init__(self, ctx: Mapping[str, Any], needs: Needs | None = None, selected: dict[str, Any] | None = None):
         self.ctx = ctx
         self.needs = needs
-        selected = needs.select(ctx) if needs is not None else {k: v for k, v in ctx.items() if k in ROOTS}
+        if selected is None:
+            selected = needs.select(ctx) if needs is not None else {k: v for k, v in ctx.items() if k in ROOTS}
         native, stdlib = binding()
         try:
             self.cel = native.Context(selected)

@@ -302,6 +302,17 @@ class RuleSet:
                 needs.add_path(path)
         return needs
 
+    @cached_property
+    def each_needs(self) -> list[Needs]:
+        """The parts of a context each rule reads, in load order."""
+        return [RuleSet([r]).needs for r in self.rules]
+
+    @cached_property
+    def reads(self) -> list[frozenset[str]]:
+        """What each rule reads, in load order, named as `expressions.changes` names what
+        changed; every rule reads the Megatron version (its range)."""
+        return [needs.tokens() | {"megatron"} for needs in self.each_needs]
+
     def __iter__(self) -> Iterator[Rule]:
         return iter(self.rules)
 
@@ -322,8 +333,7 @@ class RuleSet:
     def reading_only(self, roots: Set[str]) -> RuleSet:
         """The rules that read some of `roots` of a context and nothing else."""
         kept = []
-        for r in self.rules:
-            needs = RuleSet([r]).needs
+        for r, needs in zip(self.rules, self.each_needs, strict=True):
             read = needs.whole | set(needs.keys)
             if read and read <= roots:
                 kept.append(r)
