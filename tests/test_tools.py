@@ -94,3 +94,22 @@ def test_explain_names_the_program_and_runs_only_the_flag_checks() -> None:
         check=True,
     ).stdout
     assert "program 1 at line 2: python convert_weights.py, which reads its flags with a parser of its own" in text
+
+
+def test_the_program_of_a_command_on_several_paths_is_looked_for_once(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # Three paths launch the converter with a layer count each: its file is looked for once per
+    # check (the script's folder, the repository up to its top), and each launch is checked.
+    from megalint.megatron import tool_parser
+
+    looked: list[str] = []
+    find = tool_parser._entry_file
+
+    def counted(script: str | None, entry: str, roots):  # type: ignore[no-untyped-def]
+        looked.append(entry)
+        return find(script, entry, roots)
+
+    monkeypatch.setattr(tool_parser, "_entry_file", counted)
+    result = _lint("paths.sh")
+    assert [t.tool for t in result.tools] == ["keeps_unknown.py"] * 3
+    assert _found(result) == ["ML503:4:91"]
+    assert looked == ["keeps_unknown.py"]

@@ -57,9 +57,11 @@ def _entry_file(script: str | None, entry: str, source_roots: Sequence[str]) -> 
     return next((f / path for f in folders if probes.is_file(f / path)), None)
 
 
+@probes.once_per_check
 def tool_parser(script: str | None, entry: str | None, source_roots: Sequence[str] = ()) -> ToolParser | None:
     """The parser of the program `entry` (as the command writes it), or None when it is not at
-    hand or cannot be read in full."""
+    hand or cannot be read in full. Looked for once per check: a script's launches on each of
+    its paths mostly run one program."""
     if not entry or "$" in entry:
         return None
     found = _entry_file(script, entry, source_roots)
