@@ -219,12 +219,14 @@ def _fingerprint(st: State, values: _Values, seen: dict[int, tuple[CommandRecord
 
 def _command_mark(c: CommandRecord, seen: dict[int, tuple[CommandRecord, int]]) -> int:
     # Kept with the command itself (by its id, the command held so that the id is not reused):
-    # a command is never changed once recorded, and every path after it holds it.
+    # a command is never changed once recorded, and every path after it holds it. Its words are
+    # not hashed: a launch's hundreds of segments would be, once per path that runs it, and
+    # paths whose variables agree ran the same words (`_same_path` compares them anyway).
     held = seen.get(id(c))
     if held is None or held[0] is not c:
         held = seen[id(c)] = (
             c,
-            hash((c.words, c.span, c.condition, c.wrappers, c.in_loop, len(c.assigns), len(c.env))),
+            hash((len(c.words), c.span, c.condition, c.wrappers, c.in_loop, len(c.assigns), len(c.env))),
         )
     return held[1]
 
