@@ -133,3 +133,40 @@ def test_a_word_from_a_part_placed_nowhere_is_shown_at_its_own_string() -> None:
     two = MappedSource("run", (part,), second, {"t.sh": src}, {}, words)
     assert one.placed_word(0, 3, "run").segments[0].site == first
     assert two.placed_word(0, 3, "run").segments[0].site == second
+
+
+def test_a_word_of_a_command_string_made_of_the_same_parts_is_expanded_once_for_every_path() -> None:
+    # `$CMD` differs on each path (it reads M), so each path reads a string of its own; the word
+    # `--save=$OUT/ckpt` holds an unknown part and a shared one, the same on every path, and is
+    # expanded once: the second and third paths take what the first got (Evaluator.placed_memo).
+    from megalint.shell.interp import expansion
+
+    script = FORKED + 'CMD="run --m $M --save=$OUT/ckpt --tp 8"\neval $CMD\n'
+    calls: list[str] = []
+    expand = expansion._expand_word
+
+    def counted(ev, node, t, st, frame):  # type: ignore[no-untyped-def]
+        calls.append(frame.ps.text(node))
+        return expand(ev, node, t, st, frame)
+
+    expansion._expand_word = counted
+    try:
+        ev, states = interpret(parse_text("t.sh", script), skip_unread=False)
+    finally:
+        expansion._expand_word = expand
+    paths = [s for s in states if not s.stopped]
+    runs = [next(c for c in p.commands if c.words[0].text == "run") for p in paths]
+    saves = [c.words[3] for c in runs]
+    assert [w.partial_text for w in saves] == ["--save=…/ckpt"] * 3
+    assert saves[0].segments[1].unknown is not None
+    assert str(saves[0].segments[1].unknown) == "$OUT is not set in the script; it comes from the environment"
+    assert sum(1 for t in calls if t.startswith("--save=")) == 1
+    assert [c.words[2].text for c in runs] == ["1", "2", "3"]
+
+
+def test_a_word_of_a_command_string_that_reads_a_variable_is_expanded_on_each_path_with_its_value() -> None:
+    # The string is the same on every path (`$M` is read only when `eval` reads it again): the
+    # word is made of the same parts, but what it reads differs, and each path gets its own.
+    paths = _paths(FORKED + "CMD='run --m=$M'\neval $CMD\n")
+    runs = [next(c for c in p.commands if c.words[0].text == "run") for p in paths]
+    assert [c.words[1].text for c in runs] == ["--m=1", "--m=2", "--m=3"]

@@ -38,7 +38,7 @@ from megalint.shell.interp.state import (
     array_values,
 )
 from megalint.shell.interp.syntax import assigned_names
-from megalint.shell.parse import ParsedScript
+from megalint.shell.parse import MemoEntry, ParsedScript
 from megalint.shell.relevance import NOTHING, names_read, skippable
 from megalint.shell.values import Segment, Unknown, Word
 from megalint.source import SourceFile, Span
@@ -144,6 +144,9 @@ class Evaluator:
         self.placed: dict[int, tuple[Segment, int, Placement]] = {}
         # (id(Segment), start, end in it) -> (it, the number of sources then, the word read there)
         self.placed_words: dict[tuple[int, int, int], tuple[Segment, int, Word]] = {}
+        # What a word of a command string expanded to, by the parts it is made of
+        # (MappedSource.signature) rather than by its place in one path's string: expansion.expand_word
+        self.placed_memo: dict[tuple[object, ...], list[MemoEntry]] = {}
         # id(CommandRecord) -> (it, its mark): paths are compared by their commands' marks
         # after every statement, and the commands are the same objects from one to the next.
         self.command_marks: dict[int, tuple[CommandRecord, int]] = {}
@@ -293,9 +296,19 @@ class Evaluator:
             self.reads[POSITIONAL] = st.positional
         return st.positional
 
-    def memo(self, ps: ParsedScript, key: tuple[object, ...], st: State, compute: Callable[[], T]) -> T:
-        """compute(), or what it gave on a path that held the same objects for what it read."""
-        entries = ps.memo_cache.get(key)
+    def memo(
+        self,
+        ps: ParsedScript,
+        key: tuple[object, ...],
+        st: State,
+        compute: Callable[[], T],
+        cache: dict[tuple[object, ...], list[MemoEntry]] | None = None,
+    ) -> T:
+        """compute(), or what it gave on a path that held the same objects for what it read.
+        Remembered by the script (`ps.memo_cache`), or in `cache` when the key says all of it."""
+        if cache is None:
+            cache = ps.memo_cache
+        entries = cache.get(key)
         epoch = len(self.sourced_names)
         if entries:
             vars_ = st.vars
@@ -325,7 +338,7 @@ class Evaluator:
             self.impure = True
             return result
         if entries is None:
-            entries = ps.memo_cache[key] = []
+            entries = cache[key] = []
         elif len(entries) >= MEMO_ENTRIES:
             del entries[0]
         entries.append((tuple(reads.items()), epoch, result))

@@ -64,6 +64,27 @@ def expand_word(ev: Evaluator, node: Node, st: State, frame: Frame) -> list[Word
                 words = splitting.split(ev, pieces(ev, node, st, frame, quoted=False, eid=None), node, frame)
             cached = ps.word_cache[key] = words
         return list(cached)
+    source = frame.ps.source
+    if source.__class__ is MappedSource:
+        # A command string is read again on each path, each a script of its own; a word made of
+        # the same parts expands alike whichever path's string holds it (the values it reads
+        # are checked as for any expansion remembered).
+        assert isinstance(source, MappedSource)
+        parts = source.signature(node.start_byte, node.end_byte)
+        if parts is not None:
+            return list(
+                ev.memo(
+                    frame.ps,
+                    ("w", t, parts),
+                    st,
+                    lambda: tuple(_expand_word(ev, node, t, st, frame)),
+                    ev.placed_memo,
+                )
+            )
+    return _expand_word(ev, node, t, st, frame)
+
+
+def _expand_word(ev: Evaluator, node: Node, t: str, st: State, frame: Frame) -> list[Word]:
     if t == "brace_expression" or t == "concatenation":
         braced = braces.expand(ev, node, st, frame)
         if braced is not None:

@@ -125,6 +125,25 @@ class MappedSource(SourceFile):
             words[key] = (seg, len(self._sources), word)
         return word
 
+    def signature(self, start_byte: int, end_byte: int) -> tuple[object, ...] | None:
+        """What the text at bytes [start_byte, end_byte) is made of: each part's segment and
+        where in it, with what places them (the anchor, the sources then). Equal for the same
+        text written alike in another string, wherever it stands there."""
+        a, b = self.char_offset(start_byte), self.char_offset(end_byte)
+        i = self._index(a, False)
+        if i is None:
+            return None
+        parts = []
+        pieces, segs = self._pieces, self._segs
+        while i < len(pieces):
+            start, stop = pieces[i][0], pieces[i][1]
+            if start >= b:
+                break
+            if start < stop:
+                parts.append((segs[i], max(a, start) - start, min(b, stop) - start))
+            i += 1
+        return (self.anchor, len(self._sources), tuple(parts))
+
     def origin(self, a: int, b: int) -> tuple[Span, ...]:
         """Where the characters [a, b) came from before they were written where `span` says."""
         i = self._index(a, False)
