@@ -32,7 +32,7 @@ from typing import NamedTuple
 
 from megalint.shell.parse import ParsedScript
 
-# Commands the evaluator neither records nor follows (interp/commands.py: _INERT ∩ _NOT_LAUNCH, plus the
+# Commands the evaluator neither records nor follows (interp/commands.py: INERT ∩ NOT_LAUNCH, plus the
 # path helpers and tests): running them changes nothing it tracks.
 SAFE_COMMANDS = frozenset(
     "echo mkdir rm cp mv ls cat sleep touch chmod ln tee sed awk grep head tail sort uniq wc tr cut "

@@ -141,3 +141,69 @@ def test_values_with_unknown_parts_split_the_same() -> None:
     script = "".join(s for s in SNIPPETS if "UK" in s or s.startswith("TP="))
     assert script.count("UK") >= 8
     assert _same("unknown_parts.sh", script)
+
+
+_FORK = 'if [ "$1" = a ]; then L=1; elif [ "$1" = b ]; then L=2; else L=3; fi\n'
+EVALS = [
+    # A launch string on three paths: plain words, a number, unknown parts alone and inside a
+    # word, parts every path shares and parts that differ, words cut from several places.
+    _FORK + 'A="--save=$OUT/ckpt-$L --load $IN"\nC="torchrun --nproc_per_node 8 pretrain_gpt.py '
+    '--num-layers $L $A --x ${NOPE}y -1 0x10 ab$L"\neval $C\neval "$C"\neval $C --tail "$L"\n',
+    # Strings the simple eval leaves to the parser: the first word a builtin, a function, an
+    # assignment, a flag, a number, a reserved word, an inert or non-launch command, unknown;
+    # `bash -c`, quotes, operators, a newline, a comment.
+    _FORK
+    + "f() { :; }\n"
+    + "".join(
+        f'C="{c} --n $L"\neval $C\n'
+        for c in (
+            "export X=1",
+            "f",
+            "X=1 torchrun",
+            "--tp",
+            "8",
+            "if",
+            "echo",
+            "pip",
+            "$NOPE",
+            "bash -c run",
+            "srun bash -c run",
+        )
+    ),
+    _FORK + "C=\"run 'a b' --n $L\"\neval $C\nD='run a; run2 b'\neval $D\neval \"run a\nrun b $L\"\neval 'run #x'\n",
+    _FORK + 'eval "  torchrun\t pretrain_gpt.py   --n $L  "\neval torchrun x "--n $L"\n',
+]
+
+
+@pytest.mark.parametrize("script", EVALS)
+def test_eval_of_a_simple_command_runs_as_the_parsed_string(script: str) -> None:
+    from megalint.shell.interp import nested_scripts
+
+    taken = []
+    simple = nested_scripts._simple_eval
+
+    def counted(*args):  # type: ignore[no-untyped-def]
+        done = simple(*args)
+        taken.append(done is not None)
+        return done
+
+    nested_scripts._simple_eval = counted
+    try:
+        assert _same("t.sh", script)
+        assert _steps(script, True) == _steps(script, False)
+    finally:
+        nested_scripts._simple_eval = simple
+    assert any(taken) == (script is not EVALS[1] and script is not EVALS[2])
+
+
+def _steps(script: str, fast: bool) -> int:
+    """The statements a run counted (its budget, MAX_STEPS)."""
+    from megalint.shell.interp.core import interpret
+
+    saved = fast_paths.ENABLED
+    fast_paths.ENABLED = fast
+    try:
+        ev, _ = interpret(parse_text("t.sh", script), skip_unread=False)
+    finally:
+        fast_paths.ENABLED = saved
+    return ev.steps

@@ -25,14 +25,14 @@ if TYPE_CHECKING:
 # A builtin: (evaluator, its name, its arguments, the command, where it is, the path, the frame).
 Builtin = Callable[["Evaluator", str, list[Word], Node, Span, State, Frame], list[State]]
 
-_NOT_LAUNCH = frozenset(
+NOT_LAUNCH = frozenset(
     "echo printf mkdir cd rm cp mv ls cat sleep wait set trap ulimit touch chmod ln pushd popd "
     "true false : hostname date tee sed awk grep head tail sort uniq wc tr cut basename dirname "
     "pwd realpath readlink shift return exit test [ [[ unset read getopts".split()
 )
 # Commands whose arguments change nothing the evaluator tracks: their words need not be
 # expanded unless an expansion itself assigns (`${X:=1}`, `$((i++))`) or may hold a finding.
-_INERT = frozenset(
+INERT = frozenset(
     "echo printf mkdir rm cp mv ls cat sleep touch chmod ln tee sed awk grep head tail sort uniq wc tr "
     "cut hostname date true false : wait nvidia-smi pip mkdir find xargs".split()
 )
@@ -60,7 +60,7 @@ def command(ev: Evaluator, node: Node, st: State, frame: Frame) -> list[State]:
             assignments.assign(ev, a, st, frame)
         return [st]
     name_text = plain_name(name_node)
-    if name_text in _INERT and not assigns_nodes and name_text not in st.funcs:
+    if name_text in INERT and not assigns_nodes and name_text not in st.funcs:
         args_text = frame.ps.parse_text[name_node.end_byte : node.end_byte]
         if not _ASSIGNING.search(args_text.decode("utf-8", "replace")):
             return [st]
@@ -97,7 +97,7 @@ def command(ev: Evaluator, node: Node, st: State, frame: Frame) -> list[State]:
     if inner is not None:
         idx, script_word = inner
         return nested_scripts.run_shell_c(ev, words, idx, script_word, assigns, node, st, frame)
-    if first is None or first not in _NOT_LAUNCH or first in ("[", "test"):
+    if first is None or first not in NOT_LAUNCH or first in ("[", "test"):
         if first not in ("[", "test"):
             record(ev, words, assigns, span, st, frame)
     return [st]

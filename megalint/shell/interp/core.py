@@ -30,6 +30,7 @@ from megalint.shell.interp.state import (
     MAX_NEST,
     MAX_STEPS,
     MEMO_ENTRIES,
+    NOT_REMEMBERED,
     Frame,
     Node,
     Positional,
@@ -296,6 +297,28 @@ class Evaluator:
             self.reads[POSITIONAL] = st.positional
         return st.positional
 
+    def remembered(
+        self, cache: dict[tuple[object, ...], list[MemoEntry]], key: tuple[object, ...], st: State
+    ) -> object:
+        """What `memo` remembers for `key` on this path (the objects it read are the path's), or
+        NOT_REMEMBERED. Taking it counts as reading what it read."""
+        entries = cache.get(key)
+        if entries:
+            epoch = len(self.sourced_names)
+            vars_ = st.vars
+            pos = st.positional
+            for deps, ep, remembered in entries:
+                if ep != epoch:
+                    continue
+                for name, v in deps:
+                    if (pos if name is POSITIONAL else vars_.get(name)) is not v:
+                        break
+                else:
+                    if self.reads is not None:
+                        self.reads.update(deps)
+                    return remembered
+        return NOT_REMEMBERED
+
     def memo(
         self,
         ps: ParsedScript,
@@ -308,22 +331,12 @@ class Evaluator:
         Remembered by the script (`ps.memo_cache`), or in `cache` when the key says all of it."""
         if cache is None:
             cache = ps.memo_cache
+        held = self.remembered(cache, key, st)
+        if held is not NOT_REMEMBERED:
+            # What compute() gave before: the same key is always computed by the same code.
+            return cast(T, held)
         entries = cache.get(key)
         epoch = len(self.sourced_names)
-        if entries:
-            vars_ = st.vars
-            pos = st.positional
-            for deps, ep, remembered in entries:
-                if ep != epoch:
-                    continue
-                for name, v in deps:
-                    if (pos if name is POSITIONAL else vars_.get(name)) is not v:
-                        break
-                else:
-                    if self.reads is not None:
-                        self.reads.update(deps)
-                    # What compute() gave before: the same key is always computed by the same code.
-                    return cast(T, remembered)
         saved_reads, saved_impure = self.reads, self.impure
         reads: dict[str, object] = {}
         self.reads, self.impure = reads, False

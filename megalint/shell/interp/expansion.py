@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from megalint.shell.facts import ASSUME_DIRNAME, ASSUME_PWD, ShellFindingKind
@@ -61,27 +62,32 @@ def expand_word(ev: Evaluator, node: Node, st: State, frame: Frame) -> list[Word
         if cached is None:
             words = fast_paths.plain_word(node, ps) if fast_paths.ENABLED and t != "raw_string" else None
             if not words:
-                words = splitting.split(ev, pieces(ev, node, st, frame, quoted=False, eid=None), node, frame)
+                words = _placed(ev, node, t, st, frame, _literal_word)
             cached = ps.word_cache[key] = words
         return list(cached)
+    return _placed(ev, node, t, st, frame, _expand_word)
+
+
+def _placed(
+    ev: Evaluator, node: Node, t: str, st: State, frame: Frame, expand: Callable[..., list[Word]]
+) -> list[Word]:
+    """expand(…) of a word; in a command string read again on each path (each a script of its
+    own), remembered by the parts the word is made of (MappedSource.signature): it expands alike
+    whichever path's string holds it, the values it reads checked as for any expansion
+    remembered. nested_scripts' simple `eval` takes what is remembered here."""
     source = frame.ps.source
     if source.__class__ is MappedSource:
-        # A command string is read again on each path, each a script of its own; a word made of
-        # the same parts expands alike whichever path's string holds it (the values it reads
-        # are checked as for any expansion remembered).
         assert isinstance(source, MappedSource)
         parts = source.signature(node.start_byte, node.end_byte)
         if parts is not None:
             return list(
-                ev.memo(
-                    frame.ps,
-                    ("w", t, parts),
-                    st,
-                    lambda: tuple(_expand_word(ev, node, t, st, frame)),
-                    ev.placed_memo,
-                )
+                ev.memo(frame.ps, ("w", t, parts), st, lambda: tuple(expand(ev, node, t, st, frame)), ev.placed_memo)
             )
-    return _expand_word(ev, node, t, st, frame)
+    return expand(ev, node, t, st, frame)
+
+
+def _literal_word(ev: Evaluator, node: Node, t: str, st: State, frame: Frame) -> list[Word]:
+    return splitting.split(ev, pieces(ev, node, st, frame, quoted=False, eid=None), node, frame)
 
 
 def _expand_word(ev: Evaluator, node: Node, t: str, st: State, frame: Frame) -> list[Word]:

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from megalint.shell.interp.core import Evaluator
 
 ENABLED = True
-_PLAIN_MAX = 4_096  # longer plain words take the general path (it checks the size limits)
+PLAIN_MAX = 4_096  # longer plain words take the general path (it checks the size limits)
 # `$X`, `$1`, `${X}`: a reference whose value variables.var_scalar gives
 _VALUE_REF = re.compile(rb"\$(?:([A-Za-z_][A-Za-z0-9_]*|[0-9])|\{([A-Za-z_][A-Za-z0-9_]*)\})\Z")
 # `$` in arithmetic: a plain reference (groups 1, 2), or anything else (no group).
@@ -53,7 +53,7 @@ def plain_word(node: Node, ps: ParsedScript) -> list[Word] | None:
     """A word with nothing to expand, escape or split (`--num-layers`, `pretrain_gpt.py`):
     itself, where it is written. What the general path gives, without building pieces."""
     raw = node.text
-    if raw is None or len(raw) > _PLAIN_MAX or NOT_PLAIN.search(raw):
+    if raw is None or len(raw) > PLAIN_MAX or NOT_PLAIN.search(raw):
         return None
     source = ps.source
     a = source.char_offset(node.start_byte)
@@ -320,7 +320,7 @@ def _default_segments(ev: Evaluator, node: Node, span: Span, st: State, frame: F
         if operand.type not in ("word", "number") or operand.text is None:
             return None
         op_raw = operand.text
-        if len(op_raw) > _PLAIN_MAX or NOT_PLAIN.search(op_raw):
+        if len(op_raw) > PLAIN_MAX or NOT_PLAIN.search(op_raw):
             return None
     elif len(parts) == 4:
         operand = None

@@ -9,18 +9,23 @@ only their commands count afterwards (algebra.effects_only).
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+import re
+from typing import TYPE_CHECKING, cast
 
 from megalint.errors import InputError
 from megalint.probes import is_file
 from megalint.shell.facts import ASSUME_RELATIVE, UnreadReason
 from megalint.shell.headers import implied_environment, read_headers
-from megalint.shell.interp import algebra, commands, expansion
+from megalint.shell.interp import algebra, commands, expansion, fast_paths
 from megalint.shell.interp.pieces import Piece, SegmentPiece
-from megalint.shell.interp.reparse import reparse
+from megalint.shell.interp.reparse import MappedSource, in_place, mapped, reparse, with_placeholders
 from megalint.shell.interp.state import (
+    MAX_NEST,
     MAX_SOURCE_BYTES,
     MAX_SOURCE_DEPTH,
+    MAX_STEPS,
+    NOT_REMEMBERED,
+    UNKNOWN_PREFIX,
     UNSOURCED,
     Frame,
     Node,
@@ -190,10 +195,114 @@ def eval_string(ev: Evaluator, args: list[Word], span: Span, st: State, frame: F
                 segs.append(_BLANK)
             segs.extend(a.segments)
         word = Word(tuple(segs))
+    if fast_paths.ENABLED and word.splat is None:
+        done = _simple_eval(ev, word, st, frame)
+        if done is not None:
+            return done
     sub = reparse(ev, word, frame)
     if sub is None:
         return [st]
     return ev.block(sub.root.children, [st], Frame(sub, frame.wrappers, frame.depth + 1))
+
+
+# A command string that is one simple command of plain words and unknown parts (`torchrun
+# --nproc_per_node 8 pretrain_gpt.py --num-layers 32 --load ${__megalint_unknown_3}`): each
+# blank-separated run is one word of it, as the parser reads it. Anything else is parsed.
+_NOT_SIMPLE = re.compile(r"[^A-Za-z0-9_.,:/+@%= \t-]")  # outside plain words and the blanks between them
+_RUN = re.compile(r"[^ \t]+")
+_NUMBER = re.compile(r"-?(?:0x)?[0-9]+")
+_PLACEHOLDER = re.compile(r"\$\{" + UNKNOWN_PREFIX + r"[0-9]+\}")
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
+_RESERVED = frozenset("if then else elif fi case esac for select while until do done in function time coproc".split())
+
+
+def _simple_eval(ev: Evaluator, word: Word, st: State, frame: Frame) -> list[State] | None:
+    """`eval` of a string that is one simple command of plain words and unknown parts, run as
+    the parsed string would run (commands.command on one path), without parsing it: the string
+    differs on each path of a script in a few words, and each of its words is then what it was
+    on an earlier path, where the same parts placed it (reparse.MappedSource). A word that was
+    not is expanded in the parsed string. None when the string is anything else: it is parsed
+    and run."""
+    if st.stopped or ev.exhausted or ev.nest >= MAX_NEST or ev.steps >= MAX_STEPS:
+        return None
+    ev.check_reads(word.partial_text)
+    original, word = word, with_placeholders(ev, word)
+    text = word.text
+    anchor = word.span
+    if not text or anchor is None or _NOT_SIMPLE.search(_PLACEHOLDER.sub("", text)) or in_place(ev, word):
+        return None
+    runs = [(m.start(), m.end(), m.group()) for m in _RUN.finditer(text)]
+    first = runs[0][2]
+    if (
+        "$" in first
+        or first[0] == "-"
+        or _NUMBER.fullmatch(first)
+        or _ASSIGNMENT.match(first)
+        or first in _RESERVED
+        or first in commands.BUILTINS
+        or first in commands.NOT_LAUNCH
+        or first in commands.INERT
+        or first in st.funcs
+    ):
+        return None
+    source = mapped(ev, word, anchor)
+    made: list[tuple[Word, ...] | None] = []
+    for a, b, run in runs:
+        if "$" not in run and len(run) <= fast_paths.PLAIN_MAX:
+            placed = source.placed_word(a, b, run)
+            if placed is not None:
+                made.append((placed,))
+                continue
+            kind = "number" if _NUMBER.fullmatch(run) else "word"
+        else:
+            kind = "expansion" if _PLACEHOLDER.fullmatch(run) else "concatenation"
+        parts = source.signature_at(a, b)
+        held = ev.remembered(ev.placed_memo, ("w", kind, parts), st) if parts is not None else NOT_REMEMBERED
+        made.append(None if held is NOT_REMEMBERED else cast(tuple[Word, ...], held))
+    if None in made and not _expand_missing(ev, original, source, runs, made, st, frame):
+        return None
+    words = [w for ws in made if ws is not None for w in ws]
+    if not words or words[0].text != first or shell_c(words) is not None:
+        return None
+    # As Evaluator.stmt counts a statement on one path, and commands.command records a launch.
+    ev.steps += 1
+    commands.record(ev, words, {}, source.span(runs[0][0], runs[-1][1]), st, frame)
+    return [st]
+
+
+def _expand_missing(
+    ev: Evaluator,
+    word: Word,
+    source: MappedSource,
+    runs: list[tuple[int, int, str]],
+    made: list[tuple[Word, ...] | None],
+    st: State,
+    frame: Frame,
+) -> bool:
+    """The words of `runs` not expanded on an earlier path (None in `made`), expanded in the
+    parsed string as `eval` would (and so remembered for the next path). False when the parser
+    does not read the string as one command of those words."""
+    sub = reparse(ev, word, frame, source)
+    if sub is None:
+        return False
+    statements = [c for c in sub.root.children if c.is_named]
+    if len(statements) != 1 or statements[0].type != "command":
+        return False
+    node = statements[0]
+    name = node.child_by_field_name("name")
+    nodes = [name, *node.children_by_field_name("argument")]
+    if len(nodes) != len(runs) or len(node.named_children) != len(runs):
+        return False
+    at = sub.source.char_offset
+    for n, (a, b, _run) in zip(nodes, runs, strict=True):
+        if n is None or at(n.start_byte) != a or at(n.end_byte) != b:
+            return False
+    inner = Frame(sub, frame.wrappers, frame.depth + 1)
+    for i, n in enumerate(nodes):
+        if made[i] is None:
+            assert n is not None
+            made[i] = tuple(expansion.expand_word(ev, n, st, inner))
+    return True
 
 
 # ---------------------------------------------------------------------- bash -c

@@ -129,7 +129,10 @@ class MappedSource(SourceFile):
         """What the text at bytes [start_byte, end_byte) is made of: each part's segment and
         where in it, with what places them (the anchor, the sources then). Equal for the same
         text written alike in another string, wherever it stands there."""
-        a, b = self.char_offset(start_byte), self.char_offset(end_byte)
+        return self.signature_at(self.char_offset(start_byte), self.char_offset(end_byte))
+
+    def signature_at(self, a: int, b: int) -> tuple[object, ...] | None:
+        """`signature` of the characters [a, b)."""
         i = self._index(a, False)
         if i is None:
             return None
@@ -183,10 +186,10 @@ def _placement(seg: Segment, sources: Mapping[str, SourceFile]) -> Placement:
     return (seg.origin[0] if seg.origin else seg.site), False, tuple(seg.origin[1:])
 
 
-def reparse(ev: Evaluator, word: Word, frame: Frame) -> ParsedScript | None:
+def reparse(ev: Evaluator, word: Word, frame: Frame, source: MappedSource | None = None) -> ParsedScript | None:
     """Parse a command string as shell; positions map back when it is one literal run.
     The same string on another path (or in a loop) gets the same tree, and so shares the
-    expansions remembered on it."""
+    expansions remembered on it. `source`: its MappedSource, when made already."""
     if word.splat is not None:
         return None
     key = (frame.ps.source.path, word.partial_text)
@@ -195,7 +198,7 @@ def reparse(ev: Evaluator, word: Word, frame: Frame) -> ParsedScript | None:
         if segs == word.segments:
             return ps
     ev.check_reads(word.partial_text)
-    parsed = _parse(ev, word, frame)
+    parsed = _parse(ev, word, frame, source)
     seen.append((word.segments, parsed))
     return parsed
 
@@ -210,30 +213,52 @@ def _placeholder(ev: Evaluator, seg: Segment) -> Segment:
     return Segment("${" + name + "}", seg.site)
 
 
-def _parse(ev: Evaluator, word: Word, frame: Frame) -> ParsedScript:
-    if word.text is None:
-        # Unknown parts become variables that hold their Unknown, so the command string
-        # can still be read: `--rdzv_endpoint $MASTER_ADDR:6000` stays one unknown word.
-        parts = []
-        for seg in word.segments:
-            if seg.text is None:
-                # One placeholder object per unknown segment: the strings read on each path
-                # share most of their unknown parts, and so where each was written.
-                held = ev.placeholder_of.get(id(seg))
-                if held is None or held[0] is not seg:
-                    held = ev.placeholder_of[id(seg)] = (seg, _placeholder(ev, seg))
-                parts.append(held[1])
-            else:
-                parts.append(seg)
-        word = Word(tuple(parts))
+def with_placeholders(ev: Evaluator, word: Word) -> Word:
+    """The command string with each unknown part a variable that holds its Unknown, so that it
+    can still be read: `--rdzv_endpoint $MASTER_ADDR:6000` stays one unknown word."""
+    if word.text is not None:
+        return word
+    parts = []
+    for seg in word.segments:
+        if seg.text is None:
+            # One placeholder object per unknown segment: the strings read on each path
+            # share most of their unknown parts, and so where each was written.
+            held = ev.placeholder_of.get(id(seg))
+            if held is None or held[0] is not seg:
+                held = ev.placeholder_of[id(seg)] = (seg, _placeholder(ev, seg))
+            parts.append(held[1])
+        else:
+            parts.append(seg)
+    return Word(tuple(parts))
+
+
+def in_place(ev: Evaluator, word: Word) -> bool:
+    """Whether a command string (placeholders in) is one part with the characters where it was
+    written: it is then read in place, in a copy of its file."""
+    segs = word.segments
+    if len(segs) != 1 or segs[0].site is None:
+        return False
+    site, text = segs[0].site, word.text or ""
+    if len(text) != site.end - site.start:
+        return False
+    src = ev.sources.get(site.path)
+    return src is not None and src.text[site.start : site.end] == text
+
+
+def mapped(ev: Evaluator, word: Word, anchor: Span) -> MappedSource:
+    """The source of a command string (placeholders in) assembled from several places."""
+    return MappedSource(word.text or "", word.segments, anchor, ev.sources, ev.placed, ev.placed_words)
+
+
+def _parse(ev: Evaluator, word: Word, frame: Frame, source: MappedSource | None) -> ParsedScript:
+    word = with_placeholders(ev, word)
     text = word.text or ""
     segs = word.segments
-    origin_span = None
-    if len(segs) == 1 and segs[0].site is not None and len(text) == segs[0].site.end - segs[0].site.start:
+    if in_place(ev, word):
         origin_span = segs[0].site
-    if origin_span is not None:
+        assert origin_span is not None
         src = ev.sources.get(origin_span.path)
-        if src is not None and src.text[origin_span.start : origin_span.end] == text:
+        if src is not None:
             # Same characters in place: parse a copy of the file where everything else is blank,
             # so every node keeps its real line and column (and byte offset).
             prefix = (
@@ -247,7 +272,7 @@ def _parse(ev: Evaluator, word: Word, frame: Frame) -> ParsedScript:
     anchor = word.span
     if anchor is not None:
         ps = parse_text(anchor.path, text)
-        ps.source = MappedSource(text, segs, anchor, ev.sources, ev.placed, ev.placed_words)
+        ps.source = source if source is not None else mapped(ev, word, anchor)
         ps.spans.clear()  # spans are kept by the script: none may come from the text's first source
         return ps
     return parse_text(frame.ps.source.path, text)

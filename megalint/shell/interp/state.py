@@ -44,6 +44,8 @@ MEMO_ENTRIES = 8  # remembered results per word; paths that share inputs share t
 UNSOURCED = "__megalint_unsourced__"
 # Unknown parts of a re-read command string become variables of this prefix (reparse.py).
 UNKNOWN_PREFIX = "__megalint_unknown_"
+# What `Evaluator.remembered` gives when nothing is remembered (None may be a result).
+NOT_REMEMBERED = object()
 
 
 @dataclass(slots=True, unsafe_hash=True)
