@@ -110,6 +110,8 @@ class Ref:
     path: str
     offset: int
     guarded: bool  # inside has(...): its absence is an answer, not a missing input
+    # `'args.x' in unknown`: the one key of a map the expression asks about (what it reads of it)
+    key: str | None = None
 
     @property
     def root(self) -> str:
@@ -224,9 +226,23 @@ def scan(source: str, toks: list[tuple[str, str, int]] | None = None) -> Scan:
             j += 2
         if chain:
             guarded = tok(i - 1)[1] == "(" and tok(i - 2)[1] == "has" and tok(j)[1] == ")"
-            refs.append(Ref(".".join(chain), off, guarded))
+            refs.append(Ref(".".join(chain), off, guarded, _asked_key(chain, tok(i - 2), tok(i - 1), tok(j))))
         i = j
     return Scan(tuple(refs), tuple(funcs), frozenset(bound), *_cost(toks))
+
+
+_PLAIN_STRING = re.compile(r"'[^'\\\n]*'|\"[^\"\\\n]*\"")
+
+
+def _asked_key(
+    chain: list[str], literal: tuple[str, str, int], keyword: tuple[str, str, int], after: tuple[str, str, int]
+) -> str | None:
+    """The key of `'KEY' in ROOT` (a map root, whole): the expression reads that key alone."""
+    if len(chain) != 1 or chain[0] not in MAPPING_ROOTS or keyword[1] != "in" or after[1] in (".", "["):
+        return None
+    if literal[0] != "str" or not _PLAIN_STRING.fullmatch(literal[1]):
+        return None
+    return literal[1][1:-1]
 
 
 class NeedInputs(Exception):
@@ -430,7 +446,9 @@ class Needs:
             root = parts[0]
             if root in skip or root not in ROOTS:
                 continue
-            if len(parts) == 1 or root not in MAPPING_ROOTS:
+            if ref.key is not None:
+                self.keys.setdefault(root, set()).add(ref.key)
+            elif len(parts) == 1 or root not in MAPPING_ROOTS:
                 self.whole.add(root)
             else:
                 self.keys.setdefault(root, set()).add(parts[1])

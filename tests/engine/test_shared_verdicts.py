@@ -26,6 +26,7 @@ RULES = make_rules(
     {"when": "args.c == true"},  # true, not 1
     {"when": "derived.d > 0", "megatron": ">=0.15"},  # undecided on an unknown version
     {"when": "has(args.e) && args.e == 'x'"},
+    {"when": "!('args.b' in unknown) && args.a == 2"},  # reads one key of `unknown`
 )
 
 
@@ -122,3 +123,23 @@ def test_values_are_the_same_only_when_cel_sees_one_value() -> None:
     assert changes({"env": {"X": "1", "Y": "2"}}, {"env": {"Y": "2", "X": "1"}}) == {"env"}
     assert changes({"args": {"a": 1}}, {"args": {}}) == {"args", "args.a"}
     assert changes({"problems": []}, {}) == {"problems"}
+
+
+def test_a_map_asked_for_one_key_is_read_for_that_key_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    rules = make_rules({"when": "!('args.b' in unknown) && 'X' in env"}, {"when": "size(unknown) > 2"})
+    assert rules.reads[0] == {"unknown.args.b", "env.X", "megatron"}
+    assert rules.reads[1] == {"unknown", "megatron"}
+    decided: list[str] = []
+    run = evaluate_module._Run.run
+
+    def counted(self: evaluate_module._Run) -> None:
+        decided.append(self.rule.code)
+        run(self)
+
+    monkeypatch.setattr(evaluate_module._Run, "run", counted)
+    loc = TextLocator(SCRIPT)
+    # Another key of `unknown` differs: the rule asking for args.b alone is decided once.
+    targets = [Target({"unknown": {"args.b": "r", "args.c": c}, "env": {"X": "1"}}, loc) for c in ("p", "q")]
+    ev = evaluate(rules, targets)
+    assert decided == ["ML900", "ML901", "ML901"]
+    assert ev.outcomes == {"ML900": {"passed"}, "ML901": {"passed"}}
