@@ -170,3 +170,25 @@ def test_a_word_of_a_command_string_that_reads_a_variable_is_expanded_on_each_pa
     paths = _paths(FORKED + "CMD='run --m=$M'\neval $CMD\n")
     runs = [next(c for c in p.commands if c.words[0].text == "run") for p in paths]
     assert [c.words[1].text for c in runs] == ["--m=1", "--m=2", "--m=3"]
+
+
+def test_an_expansion_in_a_string_made_again_on_each_path_is_read_once_where_its_value_is_shared() -> None:
+    # ARGS reads M, which differs: the string is made on each path, but `${TP}` inside it reads
+    # the value every path shares and is expanded once (expansion._dq_string).
+    from megalint.shell.interp import parameters
+
+    script = FORKED + 'TP=8\nARGS="--tp ${TP} --m ${M}"\n'
+    read: list[str] = []
+    expand = parameters.brace_expansion
+
+    def counted(ev, node, st, frame, quoted, eid):  # type: ignore[no-untyped-def]
+        read.append(frame.ps.text(node))
+        return expand(ev, node, st, frame, quoted, eid)
+
+    parameters.brace_expansion = counted
+    try:
+        paths = _paths(script)
+    finally:
+        parameters.brace_expansion = expand
+    assert read.count("${TP}") == 1 and read.count("${M}") == 3
+    assert [p.vars["ARGS"].scalar[-1].text for p in paths] == ["1", "2", "3"]

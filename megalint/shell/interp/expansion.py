@@ -307,6 +307,10 @@ def _escaped_runs(raw: str, start_char: int, ps: ParsedScript, eid: Expansion | 
     return out
 
 
+def _inside(ev: Evaluator, c: Node, st: State, frame: Frame, eid: Expansion | None) -> Callable[[], tuple[Piece, ...]]:
+    return lambda: tuple(pieces(ev, c, st, frame, True, eid))
+
+
 def _dq_string(ev: Evaluator, node: Node, st: State, frame: Frame, eid: Expansion | None) -> list[Piece]:
     """`"…"` and `$"…"`: literal runs between the expansions inside."""
     ps = frame.ps
@@ -322,7 +326,12 @@ def _dq_string(ev: Evaluator, node: Node, st: State, frame: Frame, eid: Expansio
         cstart = effective_start(c, data)
         if cstart > pos:
             out.extend(dq_literal(ev, pos, cstart, ps, eid))
-        out.extend(pieces(ev, c, st, frame, True, eid))
+        if c.type == "expansion" or c.type == "simple_expansion":
+            # A string that reads one value that differs (`"--num-layers $L --tp $TP …"`) is
+            # made again on each path; each of its other expansions is what it was.
+            out.extend(ev.memo(ps, ("p", c.start_byte, c.end_byte, eid), st, _inside(ev, c, st, frame, eid)))
+        else:
+            out.extend(pieces(ev, c, st, frame, True, eid))
         pos = c.end_byte
     if end > pos:
         out.extend(dq_literal(ev, pos, end, ps, eid))
