@@ -74,16 +74,22 @@ def test_replayed_verdicts_are_those_decided_again(seed: int, monkeypatch: pytes
     assert shared == _shown(evaluate(RULES, targets))
 
 
-def test_a_rule_is_decided_again_only_when_what_it_reads_differs(monkeypatch: pytest.MonkeyPatch) -> None:
-    rules = make_rules({"when": "args.a > 1"}, {"when": "args.b > 1"}, {"when": "args.c > 1"})
-    decided: list[str] = []
+@pytest.fixture
+def decided(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The codes of the rules decided (not replayed), in order."""
+    codes: list[str] = []
     run = evaluate_module._Run.run
 
     def counted(self: evaluate_module._Run) -> None:
-        decided.append(self.rule.code)
+        codes.append(self.rule.code)
         run(self)
 
     monkeypatch.setattr(evaluate_module._Run, "run", counted)
+    return codes
+
+
+def test_a_rule_is_decided_again_only_when_what_it_reads_differs(decided: list[str]) -> None:
+    rules = make_rules({"when": "args.a > 1"}, {"when": "args.b > 1"}, {"when": "args.c > 1"})
     loc = TextLocator(SCRIPT)
     targets = [
         Target({"args": {"a": 0, "b": b, "c": 5}, "unknown": {"x": str(i)}}, loc, f"L={i}")
@@ -125,18 +131,10 @@ def test_values_are_the_same_only_when_cel_sees_one_value() -> None:
     assert changes({"problems": []}, {}) == {"problems"}
 
 
-def test_a_map_asked_for_one_key_is_read_for_that_key_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_map_asked_for_one_key_is_read_for_that_key_alone(decided: list[str]) -> None:
     rules = make_rules({"when": "!('args.b' in unknown) && 'X' in env"}, {"when": "size(unknown) > 2"})
     assert rules.reads[0] == {"unknown.args.b", "env.X", "megatron"}
     assert rules.reads[1] == {"unknown", "megatron"}
-    decided: list[str] = []
-    run = evaluate_module._Run.run
-
-    def counted(self: evaluate_module._Run) -> None:
-        decided.append(self.rule.code)
-        run(self)
-
-    monkeypatch.setattr(evaluate_module._Run, "run", counted)
     loc = TextLocator(SCRIPT)
     # Another key of `unknown` differs: the rule asking for args.b alone is decided once.
     targets = [Target({"unknown": {"args.b": "r", "args.c": c}, "env": {"X": "1"}}, loc) for c in ("p", "q")]
