@@ -10,7 +10,10 @@ an expansion is remembered with the values it read (`Evaluator.memo`), equal val
 (`Evaluator.shared`), and what is made from a value is kept by that object for the run: a value
 shown at an expansion (splitting.shown_at), its words cut by one (fast_paths.scalar_word), where
 each part of a command string was written and the words read from it again (reparse.py). Values
-never change once made, so an object stands for its value wherever it is met.
+never change once made, so an object stands for its value wherever it is met. A command string
+read again on each path (`eval $CMD`) is a script of its own on each; its words are remembered by
+the parts they are made of (`Evaluator.placed_memo`), and a string that is one simple command is
+run from them without parsing it (nested_scripts._simple_eval).
 
 Where each concern lives:
 

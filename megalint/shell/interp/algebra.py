@@ -220,8 +220,8 @@ def _fingerprint(st: State, values: _Values, seen: dict[int, tuple[CommandRecord
 def _command_mark(c: CommandRecord, seen: dict[int, tuple[CommandRecord, int]]) -> int:
     # Kept with the command itself (by its id, the command held so that the id is not reused):
     # a command is never changed once recorded, and every path after it holds it. Its words are
-    # not hashed: a launch's hundreds of segments would be, once per path that runs it, and
-    # paths whose variables agree ran the same words (`_same_path` compares them anyway).
+    # left out (a launch's hundreds of segments, hashed once per path that runs it): the mark
+    # only sorts paths, and paths whose marks agree are compared in full (`_same_path`).
     held = seen.get(id(c))
     if held is None or held[0] is not c:
         held = seen[id(c)] = (

@@ -248,14 +248,15 @@ def _simple_eval(ev: Evaluator, word: Word, st: State, frame: Frame) -> list[Sta
     source = mapped(ev, word, anchor)
     made: list[tuple[Word, ...] | None] = []
     for a, b, run in runs:
-        if "$" not in run and len(run) <= fast_paths.PLAIN_MAX:
-            placed = source.placed_word(a, b, run)
+        if "$" in run:
+            kind = "expansion" if _PLACEHOLDER.fullmatch(run) else "concatenation"
+        else:
+            # As fast_paths.plain_word places a plain word written in one place.
+            placed = source.placed_word(a, b, run) if len(run) <= fast_paths.PLAIN_MAX else None
             if placed is not None:
                 made.append((placed,))
                 continue
             kind = "number" if _NUMBER.fullmatch(run) else "word"
-        else:
-            kind = "expansion" if _PLACEHOLDER.fullmatch(run) else "concatenation"
         parts = source.signature_at(a, b)
         held = ev.remembered(ev.placed_memo, ("w", kind, parts), st) if parts is not None else NOT_REMEMBERED
         made.append(None if held is NOT_REMEMBERED else cast(tuple[Word, ...], held))
