@@ -343,7 +343,7 @@ def evaluate(rules: RuleSet | Iterable[Rule], targets: Iterable[Target]) -> Eval
         rules = RuleSet(list(rules))
     raw = Evaluation()
     paths: dict[int, Term] = {}  # id(diagnostic) -> the branch outcomes of its path
-    needs, reads, each_needs = rules.needs, rules.reads, rules.each_needs
+    needs = rules.needs
     kept: list[list[Event] | None] = [None] * len(rules)  # per rule, what it added on the target before
     previous: dict[str, Any] | None = None
     for target in targets:
@@ -356,13 +356,14 @@ def evaluate(rules: RuleSet | Iterable[Rule], targets: Iterable[Target]) -> Eval
             deciding = [r.when is not None for r in rules.rules]
             env = Env(target.context, needs, selected)
         else:
+            reads = rules.reads
             deciding = [
                 r.when is not None and (kept[i] is None or not reads[i].isdisjoint(changed))
                 for i, r in enumerate(rules.rules)
             ]
             # CEL is handed only what the rules decided again read: making a context ready
             # costs by the value, and most rules are replayed.
-            part = Needs.union(n for n, d in zip(each_needs, deciding, strict=True) if d)
+            part = Needs.union(n for n, d in zip(rules.each_needs, deciding, strict=True) if d)
             env = Env(target.context, needs, part.select(target.context)) if any(deciding) else None
         for i, rule in enumerate(rules.rules):
             if deciding[i] and rule.when is not None and env is not None:

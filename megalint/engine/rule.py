@@ -294,18 +294,13 @@ class RuleSet:
     @cached_property
     def needs(self) -> Needs:
         """The parts of a context the rules read; worked out when the rules are first decided."""
-        needs = Needs()
-        for r in self.rules:
-            for expr, bound in r.exprs():
-                needs.add(expr, bound)
-            for path in r.requires:
-                needs.add_path(path)
-        return needs
+        return _needs_of(self.rules)
 
     @cached_property
     def each_needs(self) -> list[Needs]:
-        """The parts of a context each rule reads, in load order."""
-        return [RuleSet([r]).needs for r in self.rules]
+        """The parts of a context each rule reads, in load order; worked out when a second
+        launch is decided (evaluate.py)."""
+        return [_needs_of((r,)) for r in self.rules]
 
     @cached_property
     def reads(self) -> list[frozenset[str]]:
@@ -346,3 +341,13 @@ class RuleSet:
     def subset(self, keys: Iterable[str]) -> RuleSet:
         wanted = set(keys)
         return RuleSet([r for r in self.rules if r.code in wanted or r.name in wanted])
+
+
+def _needs_of(rules: Iterable[Rule]) -> Needs:
+    needs = Needs()
+    for r in rules:
+        for expr, bound in r.exprs():
+            needs.add(expr, bound)
+        for path in r.requires:
+            needs.add_path(path)
+    return needs
