@@ -229,7 +229,7 @@ def _simple_eval(ev: Evaluator, word: Word, st: State, frame: Frame) -> list[Sta
     original, word = word, with_placeholders(ev, word)
     text = word.text
     anchor = word.span
-    if not text or anchor is None or _NOT_SIMPLE.search(_PLACEHOLDER.sub("", text)) or in_place(ev, word):
+    if not text or anchor is None or _NOT_SIMPLE.search(_PLACEHOLDER.sub("", text)) or in_place(ev, word) is not None:
         return None
     runs = [(m.start(), m.end(), m.group()) for m in _RUN.finditer(text)]
     first = runs[0][2]

@@ -97,13 +97,6 @@ class MappedSource(SourceFile):
             i += 1
         return out or [(a, b)]
 
-    def placed(self, a: int, b: int) -> tuple[Span, tuple[Span, ...]] | None:
-        """(span, origin) of [a, b) when its characters come from one place, else None."""
-        i = self._index(a, False)
-        if i is None or b > self._pieces[i][1]:
-            return None
-        return self.span(a, b), self._pieces[i][4]
-
     def placed_word(self, a: int, b: int, text: str) -> Word | None:
         """The word `text` at [a, b) as one segment where its characters were written, when they
         come from one place, else None. Made once for the run per part and place in it: its
@@ -232,17 +225,17 @@ def with_placeholders(ev: Evaluator, word: Word) -> Word:
     return Word(tuple(parts))
 
 
-def in_place(ev: Evaluator, word: Word) -> bool:
-    """Whether a command string (placeholders in) is one part with the characters where it was
-    written: it is then read in place, in a copy of its file."""
+def in_place(ev: Evaluator, word: Word) -> SourceFile | None:
+    """The file of a command string (placeholders in) that is one part with the characters where
+    it was written: it is then read in place, in a copy of that file. None for any other string."""
     segs = word.segments
     if len(segs) != 1 or segs[0].site is None:
-        return False
+        return None
     site, text = segs[0].site, word.text or ""
     if len(text) != site.end - site.start:
-        return False
+        return None
     src = ev.sources.get(site.path)
-    return src is not None and src.text[site.start : site.end] == text
+    return src if src is not None and src.text[site.start : site.end] == text else None
 
 
 def mapped(ev: Evaluator, word: Word, anchor: Span) -> MappedSource:
@@ -254,20 +247,19 @@ def _parse(ev: Evaluator, word: Word, frame: Frame, source: MappedSource | None)
     word = with_placeholders(ev, word)
     text = word.text or ""
     segs = word.segments
-    if in_place(ev, word):
+    src = in_place(ev, word)
+    if src is not None:
+        # Same characters in place: parse a copy of the file where everything else is blank,
+        # so every node keeps its real line and column (and byte offset).
         origin_span = segs[0].site
         assert origin_span is not None
-        src = ev.sources.get(origin_span.path)
-        if src is not None:
-            # Same characters in place: parse a copy of the file where everything else is blank,
-            # so every node keeps its real line and column (and byte offset).
-            prefix = (
-                src.data[: len(src.text[: origin_span.start].encode("utf-8"))]
-                if not src._ascii
-                else src.data[: origin_span.start]
-            )
-            padded = _BLANK.sub(b" ", prefix) + text.encode("utf-8")
-            return parse_padded(src, padded)
+        prefix = (
+            src.data[: len(src.text[: origin_span.start].encode("utf-8"))]
+            if not src._ascii
+            else src.data[: origin_span.start]
+        )
+        padded = _BLANK.sub(b" ", prefix) + text.encode("utf-8")
+        return parse_padded(src, padded)
     # Built from several pieces: each character maps back to where it was written.
     anchor = word.span
     if anchor is not None:
