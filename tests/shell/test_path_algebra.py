@@ -104,3 +104,25 @@ def test_merging_two_paths_gives_what_the_general_merge_gives(seed):
             assert (w is v) or (w.unknown == v.unknown and w.scalar == v.scalar and w.exported == v.exported), name
         expected = list(a.commands) + [c for c in b.commands if all(c is not x for x in a.commands)]
         assert [id(c) for c in two.commands] == [id(c) for c in expected]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_a_merged_path_holds_the_conditions_every_path_holds_in_the_first_paths_order(seed):
+    # Paths forked from one another share a prefix of conditions (skipped whole); others differ
+    # anywhere, repeat a condition or hold none.
+    rng = random.Random(seed)
+    words = [f"`[ $X = {i} ]` {rng.choice(('true', 'false'))}" for i in range(8)]
+    shared = tuple(rng.sample(words, rng.randint(0, 4)))
+    paths = _paths(seed)
+    for p in paths:
+        roll = rng.random()
+        if roll < 0.4:
+            p.cond = shared + tuple(rng.sample(words, rng.randint(0, 3)))
+        elif roll < 0.6:
+            p.cond = shared[: rng.randint(0, len(shared))]
+        else:
+            p.cond = tuple(rng.choice(words) for _ in range(rng.randint(0, 6)))
+    expected = tuple(c for c in paths[0].cond if all(c in p.cond for p in paths))
+    assert algebra.merge(paths, SPAN).cond == expected
+    for a, b in zip(paths, paths[1:], strict=False):
+        assert algebra.merge([a, b], SPAN).cond == tuple(c for c in a.cond if c in b.cond)

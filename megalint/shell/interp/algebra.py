@@ -70,7 +70,7 @@ def merge(states: list[State], span: Span, values: _Values | None = None) -> Sta
     holds every command any of them ran. `values`: the paths' values of every name they could
     disagree on (`_differing_names`), when kept."""
     base = states[0].fork()
-    base.cond = tuple(c for c in base.cond if all(c in s.cond for s in states))
+    base.cond = _common_conditions(states)
     if values is None:
         names = _differing_names(states)
     else:
@@ -109,6 +109,19 @@ def merge(states: list[State], span: Span, values: _Values | None = None) -> Sta
                 seen.add(id(c))
                 commands.append(c)
     return base
+
+
+def _common_conditions(states: list[State]) -> tuple[str, ...]:
+    """The first path's conditions that every path holds, in its order. Paths forked from one
+    another share a prefix of conditions: a path holding the whole of the first's is skipped."""
+    cond = states[0].cond
+    for s in states[1:]:
+        other = s.cond
+        if other is cond or (len(other) >= len(cond) and other[: len(cond)] == cond):
+            continue
+        held = set(other)
+        cond = tuple(c for c in cond if c in held)
+    return cond
 
 
 def _alike(x: Var | None, y: Var | None) -> bool:
@@ -201,9 +214,11 @@ def _difference_of(a: State, b: State, values: _Values) -> int:
     name they could disagree on."""
     if a.vars is b.vars:
         return 0
+    mine, theirs = values.of(a), values.of(b)
     n = 0
-    for w, v in zip(values.of(a), values.of(b), strict=True):
-        if w is not v and (w is None or v is None or w != v):
+    # Most values are the same object on both paths: only the others are compared, in Python.
+    for w, v in compress(zip(mine, theirs, strict=True), map(is_not, mine, theirs)):
+        if w is None or v is None or w != v:
             n += 1
     return n
 
