@@ -77,12 +77,13 @@ class Word:
     def text(self) -> str | None:
         if self.splat is not None:
             return None
-        parts = []
-        for seg in self.segments:
-            if seg.text is None:
-                return None
-            parts.append(seg.text)
-        return "".join(parts)
+        segs = self.segments
+        if len(segs) == 1:
+            return segs[0].text
+        try:
+            return "".join([seg.text for seg in segs])  # type: ignore[misc]
+        except TypeError:  # an unknown part (its text is None)
+            return None
 
     @property
     def partial_text(self) -> str:

@@ -207,3 +207,15 @@ def _steps(script: str, fast: bool) -> int:
     finally:
         fast_paths.ENABLED = saved
     return ev.steps
+
+
+@pytest.mark.parametrize(
+    "text", ["", " ", "a", " a", "a ", "  --tp 8 \\\n", "a\tb\n\nc", " \t\n ", "--x=1  --y", "ab  cd  "]
+)
+def test_blank_cuts_are_the_runs_and_blanks_ifs_finds(text: str) -> None:
+    import re
+
+    expected: list[tuple[int, int] | None] = []
+    for m in re.finditer(r"[^ \t\n]+|[ \t\n]+", text):
+        expected.append(None if m.group()[0] in " \t\n" else (m.start(), m.end()))
+    assert list(fast_paths._blank_cuts(text)) == expected

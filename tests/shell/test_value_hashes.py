@@ -49,3 +49,14 @@ def test_variable_mark_is_kept_and_equal_for_equal_values() -> None:
     b = Var(array={"0": (Segment("1", None),)})
     assert a.mark() == b.mark() and a._mark == a.mark()
     assert Var(array={"0": (Segment("2", None),)}).mark() != a.mark()
+
+
+def test_a_words_text_is_its_parts_joined_or_none_with_an_unknown_part() -> None:
+    known, other, unknown = Segment("--tp", None), Segment(" 8", None), Segment(None, None, (), Unknown("x"))
+    assert Word(()).text == ""
+    assert Word((known,)).text == "--tp"
+    assert Word((known, other, known)).text == "--tp 8--tp"
+    assert Word((unknown,)).text is None
+    assert Word((known, unknown)).text is None
+    assert Word((unknown, known)).text is None
+    assert Word((known,), splat=Unknown("all")).text is None

@@ -8,6 +8,7 @@ for those, or None to leave the case to them. tests/shell/test_fast_paths.py tur
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -93,23 +94,18 @@ def scalar_word(ev: Evaluator, node: Node, st: State, frame: Frame) -> list[Word
     # An unknown part is never cut (its text is None): it joins the field it is in.
     fields: list[list[tuple[Segment, str | None, int, int]]] = []
     cur: list[tuple[Segment, str | None, int, int]] = []
-    finditer = splitting.IFS.finditer
     for seg in segs:
         text = seg.text
         if text is None:
             cur.append((seg, None, 0, 0))
             continue
-        pos = 0
-        for blank in finditer(text):
-            a = blank.start()
-            if a > pos:
-                cur.append((seg, text, pos, a))
-            if cur:
-                fields.append(cur)
-                cur = []
-            pos = blank.end()
-        if pos < len(text):
-            cur.append((seg, text, pos, len(text)))
+        for cut in _blank_cuts(text):
+            if cut is None:
+                if cur:
+                    fields.append(cur)
+                    cur = []
+            else:
+                cur.append((seg, text, cut[0], cut[1]))
     if cur:
         fields.append(cur)
     if len(fields) > MAX_FIELDS:
@@ -129,22 +125,46 @@ def scalar_word(ev: Evaluator, node: Node, st: State, frame: Frame) -> list[Word
     # parts become is kept for the run (by the segment and the expansion's place): paths that
     # share a value share its words' segments, and so what is worked out from them later.
     words = []
+    cut_of = ev.cut_of
+    sources = len(ev.sources)
+    # This expansion's entry of each segment, found once per segment (most hold many fields).
+    entries: dict[int, tuple[Segment, int, Callable[[int, int], Segment], dict[tuple[int, int], Segment]]] = {}
     for f in fields:
         out = []
         for seg, text, a, b in f:
             if text is None:
                 out.append(seg if span in seg.via else splitting.passed_through(ev, seg, span))
                 continue
-            key = (id(seg), span)
-            held = ev.cut_of.get(key)
-            if held is None or held[0] is not seg or held[1] != len(ev.sources):
-                held = ev.cut_of[key] = (seg, len(ev.sources), _cutter(ev, seg, text, span), {})
+            held = entries.get(id(seg))
+            if held is None:
+                key = (id(seg), span)
+                held = cut_of.get(key)
+                if held is None or held[0] is not seg or held[1] != sources:
+                    held = cut_of[key] = (seg, sources, _cutter(ev, seg, text, span), {})
+                entries[id(seg)] = held
             made = held[3].get((a, b))
             if made is None:
                 made = held[3][a, b] = held[2](a, b)
             out.append(made)
         words.append(Word(tuple(out)))
     return words
+
+
+@functools.lru_cache(maxsize=4_096)
+def _blank_cuts(text: str) -> tuple[tuple[int, int] | None, ...]:
+    """Where `splitting.IFS` cuts a text: its runs between blanks, (start, end), and None for
+    each stretch of blanks. The same texts are split on every path that expands them."""
+    cuts: list[tuple[int, int] | None] = []
+    pos = 0
+    for blank in splitting.IFS.finditer(text):
+        a = blank.start()
+        if a > pos:
+            cuts.append((pos, a))
+        cuts.append(None)
+        pos = blank.end()
+    if pos < len(text):
+        cuts.append((pos, len(text)))
+    return tuple(cuts)
 
 
 def _cutter(ev: Evaluator, seg: Segment, text: str, span: Span) -> Callable[[int, int], Segment]:
