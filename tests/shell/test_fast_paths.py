@@ -215,7 +215,13 @@ def _steps(script: str, fast: bool) -> int:
 def test_blank_cuts_are_the_runs_and_blanks_ifs_finds(text: str) -> None:
     import re
 
-    expected: list[tuple[int, int] | None] = []
-    for m in re.finditer(r"[^ \t\n]+|[ \t\n]+", text):
-        expected.append(None if m.group()[0] in " \t\n" else (m.start(), m.end()))
-    assert list(fast_paths._blank_cuts(text)) == expected
+    def expected(text: str) -> list[tuple[int, int] | None]:
+        return [
+            None if m.group()[0] in " \t\n" else (m.start(), m.end()) for m in re.finditer(r"[^ \t\n]+|[ \t\n]+", text)
+        ]
+
+    assert list(fast_paths._blank_cuts(text)) == expected(text)
+    assert list(fast_paths._blank_cuts(text)) == expected(text)  # remembered
+    long = (text + " ") * (fast_paths._CUTS_KEPT_CHARS // (len(text) + 1) + 1)  # not remembered
+    assert len(long) > fast_paths._CUTS_KEPT_CHARS
+    assert list(fast_paths._blank_cuts(long)) == expected(long)

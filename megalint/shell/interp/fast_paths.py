@@ -150,10 +150,17 @@ def scalar_word(ev: Evaluator, node: Node, st: State, frame: Frame) -> list[Word
     return words
 
 
-@functools.lru_cache(maxsize=4_096)
 def _blank_cuts(text: str) -> tuple[tuple[int, int] | None, ...]:
     """Where `splitting.IFS` cuts a text: its runs between blanks, (start, end), and None for
-    each stretch of blanks. The same texts are split on every path that expands them."""
+    each stretch of blanks. The same texts are split on every path that expands them: those of
+    a launch's size are remembered (a value may be 64 KiB: the longest are not kept)."""
+    return _remembered_cuts(text) if len(text) <= _CUTS_KEPT_CHARS else _cuts(text)
+
+
+_CUTS_KEPT_CHARS = 16_384
+
+
+def _cuts(text: str) -> tuple[tuple[int, int] | None, ...]:
     cuts: list[tuple[int, int] | None] = []
     pos = 0
     for blank in splitting.IFS.finditer(text):
@@ -165,6 +172,9 @@ def _blank_cuts(text: str) -> tuple[tuple[int, int] | None, ...]:
     if pos < len(text):
         cuts.append((pos, len(text)))
     return tuple(cuts)
+
+
+_remembered_cuts = functools.lru_cache(maxsize=2_048)(_cuts)
 
 
 def _cutter(ev: Evaluator, seg: Segment, text: str, span: Span) -> Callable[[int, int], Segment]:
