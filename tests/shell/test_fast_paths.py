@@ -172,6 +172,14 @@ EVALS = [
     ),
     _FORK + "C=\"run 'a b' --n $L\"\neval $C\nD='run a; run2 b'\neval $D\neval \"run a\nrun b $L\"\neval 'run #x'\n",
     _FORK + 'eval "  torchrun\t pretrain_gpt.py   --n $L  "\neval torchrun x "--n $L"\n',
+    # Unknown parts: one every path shares, at another place of the string on one branch; one
+    # that only the second branch has, alone (read in a string of its own) and in a word
+    # (`--save=…/x`: the whole string is parsed).
+    _FORK
+    + 'P="--load $IN"\nif [ "$2" = x ]; then C="torchrun pretrain_gpt.py $P --n $L"; '
+    + 'else C="torchrun pretrain_gpt.py --n $L --x 1 $P ${NOPE}"; fi\neval $C\n'
+    + 'if [ "$3" = y ]; then D="torchrun pretrain_gpt.py --n $L $P"; else D="torchrun pretrain_gpt.py --save=$OUT/x $P"; fi\n'
+    + "eval $D\n",
 ]
 
 
@@ -194,6 +202,37 @@ def test_eval_of_a_simple_command_runs_as_the_parsed_string(script: str) -> None
     finally:
         nested_scripts._simple_eval = simple
     assert any(taken) == (script is not EVALS[1] and script is not EVALS[2])
+
+
+def test_an_unknown_part_met_again_elsewhere_is_read_without_parsing_the_whole_string() -> None:
+    from megalint.shell.interp import nested_scripts
+
+    alone, whole = [], []
+    expand_alone, reparse = nested_scripts._expand_alone, nested_scripts.reparse
+
+    def counted_alone(*args):  # type: ignore[no-untyped-def]
+        done = expand_alone(*args)
+        alone.append(done)
+        return done
+
+    def counted_reparse(ev, word, frame, source=None):  # type: ignore[no-untyped-def]
+        whole.append(len(word.segments) > 1)
+        return reparse(ev, word, frame, source)
+
+    nested_scripts._expand_alone, nested_scripts.reparse = counted_alone, counted_reparse
+    try:
+        # With the fast paths on (test_eval_of_a_simple_command_runs_as_the_parsed_string
+        # compares the script's run with the parser's).
+        _steps(EVALS[-1], True)
+    finally:
+        nested_scripts._expand_alone, nested_scripts.reparse = expand_alone, reparse
+    # A string's words are remembered with the place of the whole string: new on the first path
+    # of each branch are `$P`'s part (`eval $C`, twice: the second branch with `${NOPE}`, then
+    # `eval $D` on its first branch), each read in a string of its own; `--save=…/x` (`eval $D`,
+    # second branch) is not a part alone: the whole string is parsed, that once. The other
+    # paths find every word remembered.
+    assert alone == [True, True, True, False]
+    assert whole.count(True) == 1
 
 
 def _steps(script: str, fast: bool) -> int:

@@ -248,15 +248,13 @@ def _simple_eval(ev: Evaluator, word: Word, st: State, frame: Frame) -> list[Sta
     source = mapped(ev, word, anchor)
     made: list[tuple[Word, ...] | None] = []
     for a, b, run in runs:
-        if "$" in run:
-            kind = "expansion" if _PLACEHOLDER.fullmatch(run) else "concatenation"
-        else:
+        if "$" not in run:
             # As fast_paths.plain_word places a plain word written in one place.
             placed = source.placed_word(a, b, run) if len(run) <= fast_paths.PLAIN_MAX else None
             if placed is not None:
                 made.append((placed,))
                 continue
-            kind = "number" if _NUMBER.fullmatch(run) else "word"
+        kind = _kind(run)
         parts = source.signature_at(a, b)
         held = ev.remembered(ev.placed_memo, ("w", kind, parts), st) if parts is not None else NOT_REMEMBERED
         made.append(None if held is NOT_REMEMBERED else cast(tuple[Word, ...], held))
@@ -283,6 +281,8 @@ def _expand_missing(
     """The words of `runs` not expanded on an earlier path (None in `made`), expanded in the
     parsed string as `eval` would (and so remembered for the next path). False when the parser
     does not read the string as one command of those words."""
+    if _expand_alone(ev, source, runs, made, st, frame):
+        return True
     sub = reparse(ev, word, frame, source)
     if sub is None:
         return False
@@ -304,6 +304,54 @@ def _expand_missing(
             assert n is not None
             made[i] = tuple(expansion.expand_word(ev, n, st, inner))
     return True
+
+
+def _expand_alone(
+    ev: Evaluator,
+    source: MappedSource,
+    runs: list[tuple[int, int, str]],
+    made: list[tuple[Word, ...] | None],
+    st: State,
+    frame: Frame,
+) -> bool:
+    """The missing words when each is an unknown part alone (`${__megalint_unknown_3}`), each
+    expanded in a string of that one part: what it expands to rests on the part alone (its
+    signature is the same in either string), and a part met again on another path (an unknown
+    value many paths share, in a different place of each one's string) is read from that small
+    string's parse instead of a parse of the whole string. False when another word is missing
+    (a parse of the whole string reads them all at once; the small strings of words that differ
+    on each path would each be parsed) or the small string is not read as that one word (words
+    expanded before then stay: what each gave is what the whole string's parse gives it)."""
+    missing = [i for i, m in enumerate(made) if m is None]
+    alone = []
+    for i in missing:
+        a, b, run = runs[i]
+        signature = source.signature_at(a, b) if _PLACEHOLDER.fullmatch(run) else None
+        if signature is None:
+            return False
+        parts = cast(tuple[tuple[Segment, int, int], ...], signature[2])
+        if len(parts) != 1 or parts[0][0].text != run or parts[0][1] != 0 or parts[0][2] != len(run):
+            return False
+        alone.append(Word((parts[0][0],)))
+    anchor = source.anchor
+    for i, word in zip(missing, alone, strict=True):
+        sub = reparse(ev, word, frame, mapped(ev, word, anchor))
+        if sub is None:
+            return False
+        statements = [c for c in sub.root.children if c.is_named]
+        name = statements[0].child_by_field_name("name") if len(statements) == 1 else None
+        node = name.named_children[0] if name is not None and name.named_child_count == 1 else None
+        if node is None or node.type != "expansion" or node.start_byte != 0 or node.end_byte != len(runs[i][2]):
+            return False
+        made[i] = tuple(expansion.expand_word(ev, node, st, Frame(sub, frame.wrappers, frame.depth + 1)))
+    return True
+
+
+def _kind(run: str) -> str:
+    """The parser's name for a word of a simple command string (`_RUN`), as an argument."""
+    if "$" in run:
+        return "expansion" if _PLACEHOLDER.fullmatch(run) else "concatenation"
+    return "number" if _NUMBER.fullmatch(run) else "word"
 
 
 # ---------------------------------------------------------------------- bash -c
