@@ -264,3 +264,23 @@ def test_blank_cuts_are_the_runs_and_blanks_ifs_finds(text: str) -> None:
     long = (text + " ") * (fast_paths._CUTS_KEPT_CHARS // (len(text) + 1) + 1)  # not remembered
     assert len(long) > fast_paths._CUTS_KEPT_CHARS
     assert list(fast_paths._blank_cuts(long)) == expected(long)
+
+
+def test_a_part_parsed_alone_is_kept_per_string_it_is_placed_in() -> None:
+    # A part placed nowhere is shown at its string's anchor: parsed alone, it is kept by the
+    # anchor too, never handed to another string.
+    from megalint.shell.interp import nested_scripts
+    from megalint.shell.interp.core import Evaluator
+    from megalint.shell.values import Segment
+    from megalint.source import SourceFile
+
+    ev = Evaluator()
+    src = SourceFile("t.sh", "eval $A\neval $B\n")
+    ev.sources["t.sh"] = src
+    part = Segment("${__megalint_unknown_0}", None)
+    first, second = src.span(0, 7), src.span(8, 15)
+    one = nested_scripts._parsed_alone(ev, part, first)
+    assert one is not None and nested_scripts._parsed_alone(ev, part, first) is one
+    other = nested_scripts._parsed_alone(ev, part, second)
+    assert other is not None and other is not one
+    assert one.source.span(0, 5) == first and other.source.span(0, 5) == second

@@ -130,6 +130,9 @@ class Evaluator:
         self.exported_of: dict[int, tuple[Var, Var]] = {}  # id(Var) -> (Var, the same Var exported)
         self.word_of: dict[int, tuple[Var, Word]] = {}  # id(Var) -> (Var, its value as one Word)
         self.reparsed: dict[tuple[str, str], list[tuple[tuple[Segment, ...], ParsedScript]]] = {}
+        # (id(Segment), the string's anchor, the number of sources then) -> (it, an unknown part of
+        # a command string parsed alone, placed as in that string): nested_scripts._expand_alone
+        self.parsed_alone: dict[tuple[int, Span, int], tuple[Segment, ParsedScript]] = {}
         self.unknown_names: dict[Unknown, str] = {}  # Unknown -> its placeholder name in a command string
         self.placeholder_of: dict[int, tuple[Segment, Segment]] = {}  # id(unknown Segment) -> (it, its placeholder)
         self.parts_of: dict[int, tuple[Segment, list[Segment | None]]] = {}  # id(Segment) -> its fields

@@ -33,7 +33,7 @@ from megalint.shell.interp.state import (
     Var,
 )
 from megalint.shell.interp.syntax import assigned_names, effective_start, plain_name
-from megalint.shell.parse import ParsedScript, parse_file
+from megalint.shell.parse import ParsedScript, parse_file, parse_text
 from megalint.shell.values import Segment, Unknown, Word
 from megalint.source import Span
 
@@ -335,7 +335,7 @@ def _expand_alone(
         alone.append(Word((parts[0][0],)))
     anchor = source.anchor
     for i, word in zip(missing, alone, strict=True):
-        sub = reparse(ev, word, frame, mapped(ev, word, anchor))
+        sub = _parsed_alone(ev, word.segments[0], anchor)
         if sub is None:
             return False
         statements = [c for c in sub.root.children if c.is_named]
@@ -345,6 +345,23 @@ def _expand_alone(
             return False
         made[i] = tuple(expansion.expand_word(ev, node, st, Frame(sub, frame.wrappers, frame.depth + 1)))
     return True
+
+
+def _parsed_alone(ev: Evaluator, seg: Segment, anchor: Span) -> ParsedScript | None:
+    """An unknown part of a command string parsed as a string of its own, placed as in the string
+    (`anchor`, the sources), as `reparse` parses one assembled from several places: kept for the
+    run. None when the file holds its text where it was written (reparse reads that in place)."""
+    key = (id(seg), anchor, len(ev.sources))
+    held = ev.parsed_alone.get(key)
+    if held is None or held[0] is not seg:
+        word = Word((seg,))
+        if in_place(ev, word) is not None:
+            return None
+        ps = parse_text(anchor.path, seg.text or "")
+        ps.source = mapped(ev, word, anchor)
+        ps.spans.clear()  # as reparse's: no span may come from the text's first source
+        held = ev.parsed_alone[key] = (seg, ps)
+    return held[1]
 
 
 def _kind(run: str) -> str:
