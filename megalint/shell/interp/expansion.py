@@ -130,16 +130,16 @@ def expand_scalar(ev: Evaluator, node: Node | None, st: State, frame: Frame, pat
 def _expand_scalar(ev: Evaluator, node: Node, st: State, frame: Frame) -> Scalar:
     out = []
     for p in pieces(ev, node, st, frame, quoted=True, eid=None):
-        if isinstance(p, FieldBreak):
-            out.append(Segment(" ", None))
-        elif isinstance(p, Splat):
-            out.append(Segment(None, p.unknown.span, (), p.unknown))
-        elif isinstance(p, SegmentPiece):
+        if p.__class__ is SegmentPiece:  # most pieces: tested first, and sites by identity first
             seg, eid = p.segment, p.expansion
-            if eid is not None and not eid.array and seg.site != eid.span:
+            if eid is not None and not eid.array and (site := seg.site) is not eid.span and site != eid.span:
                 # Without splitting every expansion is one value: show it where it is written.
                 seg = splitting.shown_at(ev, seg, eid.span)
             out.append(seg)
+        elif isinstance(p, FieldBreak):
+            out.append(Segment(" ", None))
+        elif isinstance(p, Splat):
+            out.append(Segment(None, p.unknown.span, (), p.unknown))
     if oversized(out):
         span = frame.ps.span(node)
         return (Segment(None, span, (), too_long(span)),)
