@@ -284,3 +284,68 @@ def test_a_part_parsed_alone_is_kept_per_string_it_is_placed_in() -> None:
     other = nested_scripts._parsed_alone(ev, part, second)
     assert other is not None and other is not one
     assert one.source.span(0, 5) == first and other.source.span(0, 5) == second
+
+
+# `if` chains on several paths (interp/grouped.py): run once per group of paths alike in what a
+# chain reads, replayed on the others; or run on each path when they cannot be.
+_PATHS = 'if [ "$1" = a ]; then L=1; elif [ "$1" = b ]; then L=2; else L=3; fi\nif [ "$2" = x ]; then F=on; fi\n'
+CHAINS = [
+    # assignments only, reading an input every path shares (one group), an export, a nested chain
+    _PATHS + 'if [ "$SIZE" = 7B ]; then N=32; H=4096; export NVTE=1; elif [ "$SIZE" = 13B ]; then N=40;'
+    ' if [ "$F" = on ]; then H=5120; fi; else echo "unknown $SIZE"; fi\ntorchrun x.py --n $N --h $H\n',
+    # reading what differs between paths (a group per value), and a value assigned in a condition
+    _PATHS + 'if [ "$L" = 1 ]; then M=small; else M=big; fi\nif X=$L; [ "$X" -gt 1 ]; then Y=$M; fi\n'
+    "torchrun x.py --m $M --y ${Y:-0}\n",
+    # the same test again on each path: decided by the way the path took it before
+    _PATHS + 'if [ "$SIZE" = 7B ]; then N=32; fi\nif [ "$SIZE" != 7B ]; then N=40; fi\n'
+    'if [ "$SIZE" = 7B ]; then H=1; else H=2; fi\ntorchrun x.py --n $N --h $H\n',
+    # not replayed: a command recorded, a path stopped, an indirect expansion, a positional
+    _PATHS + 'if [ "$SIZE" = 7B ]; then python prep.py; N=1; fi\nif [ "$SIZE" = 1B ]; then exit 1; fi\n'
+    'R=N\nif [ -n "${!R}" ]; then Z=1; fi\nif [ "$3" = q ]; then Q=1; fi\ntorchrun x.py --n $N\n',
+    # many paths: merged past MAX_STATES between the chains
+    "".join(f'if [ "$U{i}" = 1 ]; then A{i}=1; else A{i}=2; fi\n' for i in range(6))
+    + 'if [ "$SIZE" = 7B ]; then N=32; elif [ "$SIZE" = 13B ]; then N=40; fi\ntorchrun x.py --n $N\n',
+]
+
+
+def _paths_of(script: str, fast: bool):  # type: ignore[no-untyped-def]
+    from megalint.shell.interp.core import interpret
+
+    saved = fast_paths.ENABLED
+    fast_paths.ENABLED = fast
+    try:
+        ev, states = interpret(parse_text("t.sh", script), skip_unread=False)
+    finally:
+        fast_paths.ENABLED = saved
+    paths = [
+        (list(s.vars.items()), s.cond, _taken(s.taken), [c.span for c in s.commands], s.stopped, list(s.funcs))
+        for s in states
+    ]
+    return paths, ev.steps, ev.notes, [(f.kind, f.span) for f in ev.findings], ev.assumptions
+
+
+def _taken(taken: dict) -> list:  # type: ignore[type-arg]
+    """The tests a path took, in order, each with the names it read (a key holds their objects' ids)."""
+    return [(tuple(tuple(n for n, _ in x) if isinstance(x, tuple) else x for x in k), v[0]) for k, v in taken.items()]
+
+
+@pytest.mark.parametrize("script", CHAINS)
+def test_if_chains_on_several_paths_run_as_on_each_path(script: str) -> None:
+    from megalint.shell.interp import grouped
+
+    replayed = []
+    replay = grouped._Group.replay
+
+    def counted(self, ev, s):  # type: ignore[no-untyped-def]
+        replayed.append(s)
+        return replay(self, ev, s)
+
+    grouped._Group.replay = counted  # type: ignore[method-assign]
+    try:
+        assert _paths_of(script, True) == _paths_of(script, False)
+    finally:
+        grouped._Group.replay = replay  # type: ignore[method-assign]
+    assert _same("t.sh", script)
+    # Replayed on some path in each script but the one whose chains each run a command, stop a
+    # path, expand indirectly or read a positional parameter.
+    assert bool(replayed) == (script is not CHAINS[3])

@@ -13,7 +13,9 @@ each part of a command string was written and the words read from it again (repa
 never change once made, so an object stands for its value wherever it is met. A command string
 read again on each path (`eval $CMD`) is a script of its own on each; its words are remembered by
 the parts they are made of (`Evaluator.placed_memo`), and a string that is one simple command is
-run from them without parsing it (nested_scripts._simple_eval).
+run from them without parsing it (nested_scripts._simple_eval). An `if` chain of tests and
+assignments runs once for each group of paths alike in what it reads, and what it did is done
+again on the others (grouped.py).
 
 Where each concern lives:
 
@@ -35,6 +37,7 @@ Where each concern lives:
 - arithmetic.py: `$(( ))`, `(( ))`, `let`
 - variables.py: reading a variable (set, an input, an argument), a variable as a command's environment
 - fast_paths.py: shortcuts for the common shapes, checked against the general code by a test
+- grouped.py: an `if` chain run once per group of paths alike in what it reads, replayed on the others
 - pieces.py: what expanding a word yields before it is cut into fields
 - syntax.py: questions about the tree that need no state
 """

@@ -75,7 +75,10 @@ def merge(states: list[State], span: Span, values: _Values | None = None) -> Sta
         names = _differing_names(states)
     else:
         held, others = values.of(states[0]), [values.of(s) for s in states[1:]]
-        names = frozenset(k for i, k in enumerate(values.names) if any(other[i] is not held[i] for other in others))
+        if len(others) == 1:  # every merge `limit` makes: compared without a Python loop
+            names = frozenset(compress(values.names, map(is_not, held, others[0])))
+        else:
+            names = frozenset(k for i, k in enumerate(values.names) if any(o[i] is not held[i] for o in others))
     reason = Unknown(f"differs between branches (too many paths, merged at line {span.start_line})", span)
     if len(states) == 2:
         # Every merge `limit` makes: the test below, for two paths.

@@ -24,7 +24,7 @@ from megalint.shell.facts import (
     VariableFact,
 )
 from megalint.shell.headers import SchedulerHeader
-from megalint.shell.interp import algebra, assignments, commands, control, splitting, variables
+from megalint.shell.interp import algebra, assignments, commands, control, grouped, splitting, variables
 from megalint.shell.interp.reparse import Placement
 from megalint.shell.interp.state import (
     MAX_NEST,
@@ -109,6 +109,9 @@ class Evaluator:
         # The names each function body declares local, by (script, body's bytes): read once
         # however often the function is called. The script is kept so that its id stays its own.
         self.locals_of: dict[tuple[int, int, int], tuple[ParsedScript, frozenset[str]]] = {}
+        # The variables an `if` chain reads, by (script, construct's bytes), or None when it may
+        # read or do more: grouped.run replays it on paths alike in those.
+        self.chain_reads: dict[tuple[int, int, int], tuple[ParsedScript, tuple[str, ...] | None]] = {}
         # What the arms of an `if` chain or a `case` may assign, by (script, construct's bytes).
         self.assigned_in: dict[tuple[int, int, int], tuple[ParsedScript, tuple[str, ...]]] = {}
         # A plain `NAME=text` by (script, its bytes): (script, (name, its value not exported,
@@ -253,8 +256,12 @@ class Evaluator:
                     if child.type in ("command", "pipeline", "list", "redirected_statement"):
                         live = self.stmt(child, live, frame)
                 return done + live
-            for st in live:
-                out.extend(handler(self, node, st, frame))
+            grouped_out = grouped.run(self, handler, node, live, frame) if node.type == "if_statement" else None
+            if grouped_out is not None:
+                out = grouped_out
+            else:
+                for st in live:
+                    out.extend(handler(self, node, st, frame))
         finally:
             self.nest -= 1
             self.many_paths = many
