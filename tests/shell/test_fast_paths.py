@@ -302,6 +302,9 @@ CHAINS = [
     # not replayed: a command recorded, a path stopped, an indirect expansion, a positional
     _PATHS + 'if [ "$SIZE" = 7B ]; then python prep.py; N=1; fi\nif [ "$SIZE" = 1B ]; then exit 1; fi\n'
     'R=N\nif [ -n "${!R}" ]; then Z=1; fi\nif [ "$3" = q ]; then Q=1; fi\ntorchrun x.py --n $N\n',
+    # tests joined by && and ||
+    _PATHS + 'if [ "$SP" = true ] && [ "$SIZE" != 1B ]; then S=1; elif [ "$TP" = 2 ] || [ "$SP" = x ]; then S=2; fi\n'
+    "torchrun x.py --s ${S:-0}\n",
     # many paths: merged past MAX_STATES between the chains
     "".join(f'if [ "$U{i}" = 1 ]; then A{i}=1; else A{i}=2; fi\n' for i in range(6))
     + 'if [ "$SIZE" = 7B ]; then N=32; elif [ "$SIZE" = 13B ]; then N=40; fi\ntorchrun x.py --n $N\n',

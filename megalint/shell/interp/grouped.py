@@ -7,7 +7,7 @@ variables (the same objects) and the way each path already took the tests it mak
 (`State.taken`). What it did there (the paths it made, what each assigned, the tests each took
 one way, the statements counted) is done again on the other paths of the group, without running it.
 
-Only a chain of tests, assignments and `echo` is replayed (`_reads`): it then reads nothing but
+Only a chain of tests (joined by `&&`, `||`), assignments and `echo` is replayed (`_reads`): it then reads nothing but
 the variables written in it. A chain whose run on the first path did more (recorded a command,
 stopped the path, dropped a variable) runs on every path. It is a fast path like the others:
 tests/shell/test_fast_paths.py compares runs with fast paths on and off.
@@ -33,7 +33,7 @@ _READABLE = frozenset(
     "if_statement elif_clause else_clause test_command binary_expression unary_expression "
     "parenthesized_expression string raw_string string_content word number concatenation "
     "simple_expansion expansion variable_name test_operator variable_assignment comment command "
-    "command_name declaration_command".split()
+    "command_name declaration_command list".split()
 )
 _COMMANDS = frozenset({"echo"})
 
