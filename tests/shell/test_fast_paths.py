@@ -212,7 +212,7 @@ def test_an_unknown_part_met_again_elsewhere_is_read_without_parsing_the_whole_s
 
     def counted_alone(*args):  # type: ignore[no-untyped-def]
         done = expand_alone(*args)
-        alone.append(done)
+        alone.append(done is not None)
         return done
 
     def counted_reparse(ev, word, frame, source=None):  # type: ignore[no-untyped-def]
@@ -235,17 +235,21 @@ def test_an_unknown_part_met_again_elsewhere_is_read_without_parsing_the_whole_s
     assert whole.count(True) == 1
 
 
-def _steps(script: str, fast: bool) -> int:
-    """The statements a run counted (its budget, MAX_STEPS)."""
+def _run(script: str, fast: bool):  # type: ignore[no-untyped-def]
+    """The run of a script's every statement (its Evaluator, its paths), fast paths on or off."""
     from megalint.shell.interp.core import interpret
 
     saved = fast_paths.ENABLED
     fast_paths.ENABLED = fast
     try:
-        ev, _ = interpret(parse_text("t.sh", script), skip_unread=False)
+        return interpret(parse_text("t.sh", script), skip_unread=False)
     finally:
         fast_paths.ENABLED = saved
-    return ev.steps
+
+
+def _steps(script: str, fast: bool) -> int:
+    """The statements a run counted (its budget, MAX_STEPS)."""
+    return int(_run(script, fast)[0].steps)
 
 
 @pytest.mark.parametrize(
@@ -312,14 +316,7 @@ CHAINS = [
 
 
 def _paths_of(script: str, fast: bool):  # type: ignore[no-untyped-def]
-    from megalint.shell.interp.core import interpret
-
-    saved = fast_paths.ENABLED
-    fast_paths.ENABLED = fast
-    try:
-        ev, states = interpret(parse_text("t.sh", script), skip_unread=False)
-    finally:
-        fast_paths.ENABLED = saved
+    ev, states = _run(script, fast)
     paths = [
         (list(s.vars.items()), s.cond, _taken(s.taken), [c.span for c in s.commands], s.stopped, list(s.funcs))
         for s in states

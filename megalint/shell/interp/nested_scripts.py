@@ -281,7 +281,11 @@ def _expand_missing(
     """The words of `runs` not expanded on an earlier path (None in `made`), expanded in the
     parsed string as `eval` would (and so remembered for the next path). False when the parser
     does not read the string as one command of those words."""
-    if _expand_alone(ev, source, runs, made, st, frame):
+    missing = [i for i, m in enumerate(made) if m is None]
+    alone = _expand_alone(ev, source, [runs[i] for i in missing], st, frame)
+    if alone is not None:
+        for i, words in zip(missing, alone, strict=True):
+            made[i] = words
         return True
     sub = reparse(ev, word, frame, source)
     if sub is None:
@@ -307,44 +311,36 @@ def _expand_missing(
 
 
 def _expand_alone(
-    ev: Evaluator,
-    source: MappedSource,
-    runs: list[tuple[int, int, str]],
-    made: list[tuple[Word, ...] | None],
-    st: State,
-    frame: Frame,
-) -> bool:
-    """The missing words when each is an unknown part alone (`${__megalint_unknown_3}`), each
-    expanded in a string of that one part: what it expands to rests on the part alone (its
+    ev: Evaluator, source: MappedSource, missing: list[tuple[int, int, str]], st: State, frame: Frame
+) -> list[tuple[Word, ...]] | None:
+    """The words of the missing runs when each is an unknown part alone (`${__megalint_unknown_3}`),
+    each expanded in a string of that one part: what it expands to rests on the part alone (its
     signature is the same in either string), and a part met again on another path (an unknown
     value many paths share, in a different place of each one's string) is read from that small
-    string's parse instead of a parse of the whole string. False when another word is missing
-    (a parse of the whole string reads them all at once; the small strings of words that differ
-    on each path would each be parsed) or the small string is not read as that one word (words
-    expanded before then stay: what each gave is what the whole string's parse gives it)."""
-    missing = [i for i, m in enumerate(made) if m is None]
+    string's parse instead of a parse of the whole string. None when another word is missing (a
+    parse of the whole string reads them all at once; the small strings of words that differ on
+    each path would each be parsed) or a small string is not read as that one word."""
     alone = []
-    for i in missing:
-        a, b, run = runs[i]
+    for a, b, run in missing:
         signature = source.signature_at(a, b) if _PLACEHOLDER.fullmatch(run) else None
         if signature is None:
-            return False
+            return None
         parts = cast(tuple[tuple[Segment, int, int], ...], signature[2])
         if len(parts) != 1 or parts[0][0].text != run or parts[0][1] != 0 or parts[0][2] != len(run):
-            return False
-        alone.append(Word((parts[0][0],)))
-    anchor = source.anchor
-    for i, word in zip(missing, alone, strict=True):
-        sub = _parsed_alone(ev, word.segments[0], anchor)
+            return None
+        alone.append(parts[0][0])
+    made = []
+    for seg in alone:
+        sub = _parsed_alone(ev, seg, source.anchor)
         if sub is None:
-            return False
+            return None
         statements = [c for c in sub.root.children if c.is_named]
         name = statements[0].child_by_field_name("name") if len(statements) == 1 else None
         node = name.named_children[0] if name is not None and name.named_child_count == 1 else None
-        if node is None or node.type != "expansion" or node.start_byte != 0 or node.end_byte != len(runs[i][2]):
-            return False
-        made[i] = tuple(expansion.expand_word(ev, node, st, Frame(sub, frame.wrappers, frame.depth + 1)))
-    return True
+        if node is None or node.type != "expansion" or node.start_byte != 0 or node.end_byte != len(seg.text or ""):
+            return None
+        made.append(tuple(expansion.expand_word(ev, node, st, Frame(sub, frame.wrappers, frame.depth + 1))))
+    return made
 
 
 def _parsed_alone(ev: Evaluator, seg: Segment, anchor: Span) -> ParsedScript | None:
