@@ -45,7 +45,9 @@ def limit(ev: Evaluator, states: list[State], node: Node, frame: Frame) -> list[
     # becomes unknown, everything else stays known.
     while len(live) > MAX_STATES:
         excess = len(live) - MAX_STATES
-        ranked = sorted(range(len(live) - 1), key=lambda i: _difference_of(live[i], live[i + 1], values))
+        held = [values.of(s) for s in live]  # each path's values looked up once per round
+        differences = [_differences(held[i], held[i + 1]) for i in range(len(live) - 1)]
+        ranked = sorted(range(len(live) - 1), key=differences.__getitem__)
         chosen: set[int] = set()
         for i in ranked:
             if len(chosen) >= excess:
@@ -215,9 +217,11 @@ class _Values:
 def _difference_of(a: State, b: State, values: _Values) -> int:
     """How many variables two paths disagree on (a name one lacks counts); `values` holds every
     name they could disagree on."""
-    if a.vars is b.vars:
-        return 0
-    mine, theirs = values.of(a), values.of(b)
+    return 0 if a.vars is b.vars else _differences(values.of(a), values.of(b))
+
+
+def _differences(mine: tuple[Var | None, ...], theirs: tuple[Var | None, ...]) -> int:
+    """How many of two paths' values of the same names differ (None, a name a path lacks)."""
     n = 0
     # Most values are the same object on both paths: only the others are compared, in Python.
     for w, v in compress(zip(mine, theirs, strict=True), map(is_not, mine, theirs)):
