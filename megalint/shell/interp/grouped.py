@@ -141,8 +141,8 @@ class _Group:
                 or len(o.commands) != commands
                 or o.funcs != before_funcs
                 or o.cond[: len(cond)] != cond
-                or any(k not in o.vars for k in before_vars)
-                or any(k not in o.taken for k in before_taken)
+                or not o.vars.keys() >= before_vars.keys()
+                or not o.taken.keys() >= before_taken.keys()
             ):
                 return outs
             get, was = before_vars.get, before_taken.get

@@ -18,7 +18,14 @@ from megalint.shell.facts import ASSUME_RELATIVE, UnreadReason
 from megalint.shell.headers import implied_environment, read_headers
 from megalint.shell.interp import algebra, commands, expansion, fast_paths
 from megalint.shell.interp.pieces import Piece, SegmentPiece
-from megalint.shell.interp.reparse import MappedSource, in_place, mapped, reparse, with_placeholders
+from megalint.shell.interp.reparse import (
+    MappedSource,
+    in_place,
+    mapped,
+    parse_assembled,
+    reparse,
+    with_placeholders,
+)
 from megalint.shell.interp.state import (
     MAX_NEST,
     MAX_SOURCE_BYTES,
@@ -33,7 +40,7 @@ from megalint.shell.interp.state import (
     Var,
 )
 from megalint.shell.interp.syntax import assigned_names, effective_start, plain_name
-from megalint.shell.parse import ParsedScript, parse_file, parse_text
+from megalint.shell.parse import ParsedScript, parse_file
 from megalint.shell.values import Segment, Unknown, Word
 from megalint.source import Span
 
@@ -353,10 +360,7 @@ def _parsed_alone(ev: Evaluator, seg: Segment, anchor: Span) -> ParsedScript | N
         word = Word((seg,))
         if in_place(ev, word) is not None:
             return None
-        ps = parse_text(anchor.path, seg.text or "")
-        ps.source = mapped(ev, word, anchor)
-        ps.spans.clear()  # as reparse's: no span may come from the text's first source
-        held = ev.parsed_alone[key] = (seg, ps)
+        held = ev.parsed_alone[key] = (seg, parse_assembled(ev, word, anchor))
     return held[1]
 
 

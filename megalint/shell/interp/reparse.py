@@ -263,8 +263,14 @@ def _parse(ev: Evaluator, word: Word, frame: Frame, source: MappedSource | None)
     # Built from several pieces: each character maps back to where it was written.
     anchor = word.span
     if anchor is not None:
-        ps = parse_text(anchor.path, text)
-        ps.source = source if source is not None else mapped(ev, word, anchor)
-        ps.spans.clear()  # spans are kept by the script: none may come from the text's first source
-        return ps
+        return parse_assembled(ev, word, anchor, source)
     return parse_text(frame.ps.source.path, text)
+
+
+def parse_assembled(ev: Evaluator, word: Word, anchor: Span, source: MappedSource | None = None) -> ParsedScript:
+    """A command string (placeholders in, not in place) parsed with its MappedSource: `source`,
+    or one made for `anchor`."""
+    ps = parse_text(anchor.path, word.text or "")
+    ps.source = source if source is not None else mapped(ev, word, anchor)
+    ps.spans.clear()  # spans are kept by the script: none may come from the text's first source
+    return ps
