@@ -63,6 +63,7 @@ from megalint.cache_entry import read_entry, write_entry
 from megalint.cachedir import cache_folder
 from megalint.errors import DataFormatError
 from megalint.megatron import versions as _versions
+from megalint.megatron.close_options import CloseOptions
 from megalint.megatron.versions import KNOWN_VERSIONS, known_versions, resolve_version, version_key
 from megalint.stamp import wheel_stamp
 
@@ -316,6 +317,7 @@ class Catalogue:
     # Suggestions already worked out, per (option string, how many): a corpus writes the same
     # few hundred unknown flags thousands of times, and difflib over every option is slow.
     _suggested: dict[tuple[str, int], tuple[str, ...]] = field(default_factory=dict, repr=False, compare=False)
+    _close: CloseOptions | None = field(default=None, repr=False, compare=False)  # made on the first suggestion
 
     def __post_init__(self) -> None:
         for spec in self.flags:
@@ -414,7 +416,9 @@ class Catalogue:
         key = (option_string, n)
         found = self._suggested.get(key)
         if found is None:
-            found = self._suggested[key] = tuple(suggest(option_string, self._by_option, n))
+            if self._close is None:
+                self._close = CloseOptions(list(self._by_option))
+            found = self._suggested[key] = tuple(suggest(option_string, self._by_option, n, self._close))
         return list(found)
 
     def history(self, option_string: str) -> FlagHistory:
@@ -428,9 +432,10 @@ class Catalogue:
         return shipped_history(option_string, extra=(self,) if spec is not None else ())
 
 
-def suggest(option_string: str, known: Iterable[str], n: int = 3) -> list[str]:
+def suggest(option_string: str, known: Iterable[str], n: int = 3, close: CloseOptions | None = None) -> list[str]:
     """Known option strings close to `option_string`, best first: its hyphenated lower-case
-    spelling, then the flags it abbreviates (up to 5), then difflib's close matches."""
+    spelling, then the flags it abbreviates (up to 5), then difflib's close matches (`close`:
+    the same, kept for `known`)."""
     known = list(known)
     known_set = set(known)
     text = option_string.split("=", 1)[0]
@@ -443,7 +448,12 @@ def suggest(option_string: str, known: Iterable[str], n: int = 3) -> list[str]:
         completions = sorted(o for o in known if o.startswith(norm) and o != norm)
         out.extend(o for o in completions[:5] if o not in out)
     limit = max(n, len(out))
-    for opt in difflib.get_close_matches(norm, known, n=n + len(out), cutoff=0.75):
+    near = (
+        close.matches(norm, n=n + len(out), cutoff=0.75)
+        if close is not None
+        else difflib.get_close_matches(norm, known, n=n + len(out), cutoff=0.75)
+    )
+    for opt in near:
         if len(out) >= limit:
             break
         if opt not in out and opt != text:

@@ -205,9 +205,9 @@ def test_suggestions_are_worked_out_once_per_option(monkeypatch):
     calls: list[str] = []
     real = catalogue.suggest
 
-    def counted(option_string, known, n=3):
+    def counted(option_string, known, n=3, close=None):
         calls.append(option_string)
-        return real(option_string, known, n)
+        return real(option_string, known, n, close)
 
     monkeypatch.setattr(catalogue, "suggest", counted)
     first = cat.suggest("--seq-len-x")
@@ -215,6 +215,22 @@ def test_suggestions_are_worked_out_once_per_option(monkeypatch):
     for _ in range(3):
         assert cat.suggest("--seq-len-x") == first[:-1]
     assert calls == ["--seq-len-x"]
+
+
+def test_suggestions_from_the_kept_candidates_are_difflibs():
+    import megalint.megatron.catalogue as catalogue
+
+    cat = Catalogue.load("HEAD")
+    for typo in [
+        "--seq-len-x",
+        "--tensor-model-paralel-size",
+        "--hidden_size",
+        "--lr-decay",
+        "--nope",
+        "--micro-bach-size",
+    ]:
+        for n in (1, 3):
+            assert cat.suggest(typo, n) == catalogue.suggest(typo, cat.option_strings(), n), typo
 
 
 def test_history():
