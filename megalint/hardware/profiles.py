@@ -276,6 +276,9 @@ def _complete_family(fam: GpuProfile, by_id: dict[str, GpuProfile]) -> GpuProfil
 class _Profiles:
     by_id: dict[str, GpuProfile]
     index: dict[str, str] = field(default_factory=dict)  # normalised alias -> id
+    # What `_scan` found in a text: the same comments and hints recur across a repository's
+    # scripts (a banner of #'s in a third of them). Up to _SCANNED_KEPT texts.
+    scanned: dict[str, tuple[_Mention, ...]] = field(default_factory=dict, repr=False, compare=False)
 
     def leaves(self, profile: GpuProfile) -> frozenset[str]:
         return frozenset(profile.variants) if profile.is_family else frozenset({profile.id})
@@ -403,6 +406,18 @@ def _refine(profile: GpuProfile, mem: set[int], form: set[str], db: _Profiles) -
 
 
 def _scan(text: str, db: _Profiles) -> list[_Mention]:
+    found = db.scanned.get(text)
+    if found is None:
+        found = tuple(_scan_anew(text, db))
+        if len(db.scanned) < _SCANNED_KEPT:
+            db.scanned[text] = found
+    return list(found)
+
+
+_SCANNED_KEPT = 4096
+
+
+def _scan_anew(text: str, db: _Profiles) -> list[_Mention]:
     parts = _parts(text)
     out: list[_Mention] = []
     i = 0

@@ -222,3 +222,18 @@ def test_no_hints():
 def test_bad_hint_kind():
     with pytest.raises(ValueError):
         detect_gpu([("gossip", "a100", None)])
+
+
+def test_a_text_scanned_again_names_the_same_gpus(monkeypatch):
+    from megalint.hardware import profiles
+
+    db = profiles._shipped()
+    texts = ["# 8x H100 80GB SXM nodes", "gpu:a100:4", "# a100 or h100", "no gpu here"]
+    first = [mentions(t) for t in texts]
+    assert first[0] and first[1] and len(first[2]) == 2 and first[3] == []
+    assert all(t in db.scanned for t in texts)
+    assert [mentions(t) for t in texts] == first  # from what was kept
+    # Past the limit a text is scanned, not kept.
+    monkeypatch.setattr(profiles, "_SCANNED_KEPT", len(db.scanned))
+    assert mentions("# 4x H200 141GB") == [find_gpu("h200")]
+    assert "# 4x H200 141GB" not in db.scanned
