@@ -93,6 +93,7 @@ def in_process(files: Sequence[tuple[str, str]], profile: str | None) -> list[fl
     """Seconds per file of `megalint --isolated`'s pipeline, read to findings, in this process."""
     import gc
 
+    from megalint import probes
     from megalint.checking.one_file import finalise
     from megalint.checking.setup import AnalysisOptions, Configs, Setups
     from megalint.cli.check import GC_THRESHOLD
@@ -121,18 +122,21 @@ def in_process(files: Sequence[tuple[str, str]], profile: str | None) -> list[fl
             pass
         times.append(time.perf_counter() - t0)
 
-    if profile:
-        import cProfile
+    # One run, as the command makes of many files (checking/run.py): what the scripts of a run
+    # share (the folders above them, their entry files) is looked at once.
+    with probes.one_run():
+        if profile:
+            import cProfile
 
-        prof = cProfile.Profile()
-        prof.enable()
-        for p, c in files:
-            one(p, c)
-        prof.disable()
-        prof.dump_stats(profile)
-    else:
-        for p, c in files:
-            one(p, c)
+            prof = cProfile.Profile()
+            prof.enable()
+            for p, c in files:
+                one(p, c)
+            prof.disable()
+            prof.dump_stats(profile)
+        else:
+            for p, c in files:
+                one(p, c)
     return times
 
 

@@ -11,7 +11,8 @@ question asked while it is open, with the answer (the kind of file found, an `S_
 none; for a folder's Python files, a checksum of their names). Work that is remembered across a
 run's files (`remembered`), or kept on disk (the extraction cache), hands its answers to each
 later check that uses it (`told`); work a script's launches share is done once per script
-(`once_per_check`).
+(`once_per_check`), and work the scripts of one run share (the folders above them, the entry
+files they run) once per run (`once_per_run`).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ Answers = dict[str, int]
 
 _asked: Answers | None = None  # the answers of the check now running, when one is recorded
 _kept: dict[object, object] | None = None  # what `once_per_check` computed in the check now running (one_check)
+_run: dict[object, tuple[object, Answers]] | None = None  # what `once_per_run` computed in the run now going (one_run)
 
 
 def _ask(path: str | os.PathLike[str]) -> int:
@@ -131,6 +133,42 @@ def once_per_check(fn: Callable[..., T]) -> Callable[..., T]:
         if key not in kept:
             kept[key] = fn(*args)
         return kept[key]  # type: ignore[return-value]
+
+    return call
+
+
+@contextmanager
+def one_run() -> Iterator[None]:
+    """While the files of one run are checked (checking/run.py): what `once_per_run` computes is
+    kept, for this process and the workers it forks."""
+    global _run
+    outer, _run = _run, {}
+    try:
+        yield
+    finally:
+        _run = outer
+
+
+def once_per_run(fn: Callable[..., T]) -> Callable[..., T]:
+    """`fn` computed once per run for the same arguments: a run reads the files as they are when
+    it starts, and the next run asks again. A call answered from what was kept gives the answers
+    the first call got to the recording now open, as if it had asked again (a file's cached
+    result rests on them). Outside a run (`one_run`), computed every time."""
+
+    @functools.wraps(fn)
+    def call(*args: object) -> T:
+        kept = _run
+        if kept is None:
+            return fn(*args)
+        key = (fn, args)
+        found = kept.get(key)
+        if found is None:
+            with recorded() as answers:
+                value = fn(*args)
+            kept[key] = (value, answers)
+            return value
+        told(found[1])
+        return found[0]  # type: ignore[return-value]
 
     return call
 

@@ -129,6 +129,18 @@ def check_files(
     The files are read first, then checked (in `options.jobs` processes, from the cache where it
     holds them), then reported in the order they were found: whatever the number of processes and
     whatever the cache held, a run tells and returns the same."""
+    with probes.one_run():
+        return _check_files(setups, options, stdin=stdin, note=note, write=write)
+
+
+def _check_files(
+    setups: Setups,
+    options: RunOptions,
+    *,
+    stdin: TextIO,
+    note: Callable[[str], None],
+    write: Callable[[str], None],
+) -> RunResult:
     run = RunResult()
     items: list[_Item] = []
 

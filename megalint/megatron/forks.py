@@ -62,10 +62,12 @@ class Fork:
         return self.name == PAI_MEGATRON_PATCH
 
 
+@probes.once_per_run
 def _imports(text: str, module: str) -> bool:
     return re.search(rf"^\s*(?:from|import)\s+{re.escape(module)}\b", text, re.M) is not None
 
 
+@probes.once_per_run  # a repository's scripts share their folders
 def repository_root(start: Path) -> Path | None:
     """The nearest folder at or above `start` that holds a fork's or Megatron's source, stopping
     at the top of a git repository."""
@@ -85,6 +87,7 @@ def _entry_file(entry: str | None, folders: Sequence[Path]) -> Path | None:
     return next((c for c in candidates if probes.is_file(c)), None)
 
 
+@probes.once_per_run  # and mostly their entry files
 def _read(path: Path | None) -> str:
     if path is None:
         return ""
@@ -96,6 +99,11 @@ def _read(path: Path | None) -> str:
 
 def _own_arguments(root: Path) -> Path | None:
     return next((root / a for a in ARGUMENTS_FILES if probes.is_file(root / a)), None)
+
+
+@probes.once_per_run
+def _spells_underscores(arguments: Path) -> bool:
+    return _UNDERSCORE_PARSER.search(_read(arguments)) is not None
 
 
 def detect_fork(
@@ -174,7 +182,7 @@ def _placed(script: str | None, entry: str | None, source_roots: tuple[str, ...]
         return at(
             MEGATRON_DEEPSPEED, f"the script lives in a Megatron-DeepSpeed repository (examples_deepspeed/ at {root})"
         )
-    if arguments is not None and _UNDERSCORE_PARSER.search(_read(arguments)):
+    if arguments is not None and _spells_underscores(arguments):
         why = f"{arguments} spells its flags with underscores: epfLLM's Megatron-LLM"
         return placed(None, Fork(MEGATRON_LLM, why, root, entry_file))
     if arguments is not None:

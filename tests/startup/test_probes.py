@@ -93,3 +93,39 @@ def test_work_done_once_per_check_is_not_kept_past_it(tmp_path):
     look("x")
     look("x")  # outside a check: nothing kept
     assert calls == ["x", "y", "x", "x", "x"]
+
+
+def test_work_done_once_per_run_tells_each_check_its_answers(tmp_path):
+    calls = []
+
+    @probes.once_per_run
+    def look(name: str) -> bool:
+        calls.append(name)
+        return probes.exists(tmp_path / name)
+
+    with probes.one_run():
+        with probes.recorded() as first:
+            assert not look("x")
+        (tmp_path / "x").write_text("", encoding="utf-8")
+        with probes.recorded() as second:
+            assert not look("x")  # the run's files as they were when it looked
+        assert calls == ["x"]
+        # The second check rests on the same answer: a cache entry made from it is not trusted now.
+        assert second == first == {str(tmp_path / "x"): 0}
+        assert not probes.unchanged(second)
+    with probes.one_run():
+        assert look("x")  # the next run looks again
+    assert calls == ["x", "x"]
+    look("x")
+    look("x")  # outside a run: nothing kept
+    assert calls == ["x", "x", "x", "x"]
+
+
+def test_runs_nest_each_with_what_it_keeps():
+    assert probes._run is None
+    with probes.one_run():
+        outer = probes._run
+        with probes.one_run():
+            assert probes._run == {} and probes._run is not outer
+        assert probes._run is outer
+    assert probes._run is None
