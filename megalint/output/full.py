@@ -138,6 +138,9 @@ class DisplayLine:
     def of(cls, line: str) -> DisplayLine:
         if line.endswith("\r"):
             line = line[:-1]  # CRLF files show like LF ones
+        if line.isascii() and line.isprintable():
+            # Most lines of a launch script: each character is itself, one cell wide.
+            return cls(list(line), list(range(len(line) + 1)))
         pieces = [_show_char(ch) for ch in line]
         pos = [0]
         for p in pieces:

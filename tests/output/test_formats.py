@@ -254,6 +254,32 @@ def test_full_carets_align_under_wide_characters():
     assert dl.cell(d.span.start_col) == start - len("1 | ")
 
 
+@pytest.mark.parametrize(
+    "line",
+    [
+        "torchrun pretrain_gpt.py --lr 3e-4 \\",
+        "",
+        "  --seq-length 4096\r",
+        "\t--lr 1e-4",
+        "# 学习率 lr",
+        "a\x01b\x7f",
+        "~!@#$%^&*()",
+    ],
+)
+def test_display_line_of_plain_ascii_is_one_cell_per_character(line):
+    # A printable ASCII line takes a shortcut; it must place each character where the general
+    # path (each character shown, then measured) does.
+    from megalint.output import full
+
+    got = DisplayLine.of(line)
+    text = line[:-1] if line.endswith("\r") else line
+    pieces = [full._show_char(ch) for ch in text]
+    pos = [0]
+    for p in pieces:
+        pos.append(pos[-1] + full.cell_len(p))
+    assert (got.pieces, got.pos) == (pieces, pos)
+
+
 def test_full_multiline_primary_and_label_in_other_file(example):
     diags, sources, rules = example
     d = next(x for x in diags if x.code == "ML060")
