@@ -115,6 +115,7 @@ class _Item:
     skip: bool = False  # standard input excluded with --force-exclude: passed through
 
 
+@probes.one_run()  # each call is a run: what its scripts share is looked at once
 def check_files(
     setups: Setups,
     options: RunOptions,
@@ -129,18 +130,6 @@ def check_files(
     The files are read first, then checked (in `options.jobs` processes, from the cache where it
     holds them), then reported in the order they were found: whatever the number of processes and
     whatever the cache held, a run tells and returns the same."""
-    with probes.one_run():
-        return _check_files(setups, options, stdin=stdin, note=note, write=write)
-
-
-def _check_files(
-    setups: Setups,
-    options: RunOptions,
-    *,
-    stdin: TextIO,
-    note: Callable[[str], None],
-    write: Callable[[str], None],
-) -> RunResult:
     run = RunResult()
     items: list[_Item] = []
 

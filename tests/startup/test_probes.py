@@ -129,3 +129,10 @@ def test_runs_nest_each_with_what_it_keeps():
             assert probes._run == {} and probes._run is not outer
         assert probes._run is outer
     assert probes._run is None
+
+    @probes.one_run()  # as checking/run.py decorates a run
+    def kept_by_a_run() -> object:
+        return probes._run
+
+    first, second = kept_by_a_run(), kept_by_a_run()
+    assert first == {} and second == {} and first is not second and probes._run is None
