@@ -163,14 +163,19 @@ def once_per_run(fn: Callable[..., T]) -> Callable[..., T]:
         key = (fn, args)
         found = kept.get(key)
         if found is None:
-            with recorded() as answers:
-                value = fn(*args)
-            kept[key] = (value, answers)
-            return value
-        told(found[1])
+            found = kept[key] = _with_answers(fn, args)  # its recording told the one now open
+        else:
+            told(found[1])
         return found[0]  # type: ignore[return-value]
 
     return call
+
+
+def _with_answers(fn: Callable[..., T], args: tuple[object, ...]) -> tuple[T, Answers]:
+    """What `fn(*args)` gives, and the answers it got (told to the recording open around it too)."""
+    with recorded() as answers:
+        value = fn(*args)
+    return value, answers
 
 
 def remembered(maxsize: int | None) -> Callable[[Callable[..., T]], Callable[..., T]]:
@@ -180,9 +185,7 @@ def remembered(maxsize: int | None) -> Callable[[Callable[..., T]], Callable[...
     def wrap(fn: Callable[..., T]) -> Callable[..., T]:
         @functools.lru_cache(maxsize=maxsize)
         def computed(*args: object) -> tuple[T, Answers]:
-            with recorded() as answers:
-                value = fn(*args)
-            return value, answers
+            return _with_answers(fn, args)
 
         @functools.wraps(fn)
         def call(*args: object) -> T:

@@ -7,8 +7,8 @@ variables (the same objects) and the way each path already took the tests it mak
 (`State.taken`). What it did there (the paths it made, what each assigned, the tests each took
 one way, the statements counted) is done again on the other paths of the group, without running it.
 
-Only a chain of tests (joined by `&&`, `||`), assignments and `echo` is replayed (`_reads`): it then reads nothing but
-the variables written in it. A chain whose run on the first path did more (recorded a command,
+Only a chain of tests (joined by `&&`, `||`), assignments, `export` and `echo` is replayed
+(`_reads`): it then reads nothing but the variables written in it. A chain whose run on the first path did more (recorded a command,
 stopped the path, dropped a variable) runs on every path. It is a fast path like the others:
 tests/shell/test_fast_paths.py compares runs with fast paths on and off.
 """
