@@ -7,7 +7,6 @@ reader, the JSON Schema and the catalogues are imported only to read a rule file
 
 from __future__ import annotations
 
-import importlib.resources
 import os
 import stat
 from collections.abc import Collection, Iterable
@@ -16,6 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from megalint import packaged
 from megalint.engine import rule_cache
 from megalint.engine.rule import Rule, RuleSet
 from megalint.errors import RuleError, RuleFileError
@@ -85,7 +85,7 @@ def _check_layout(doc: RuleFile) -> None:
 def packaged_rules_dir() -> Traversable:
     """The rules shipped with megalint: the `megalint.rules` package (the repository's rules/)."""
     try:
-        return importlib.resources.files("megalint.rules")
+        return packaged.files("megalint.rules")
     except ModuleNotFoundError:
         # A source checkout run without installing: rules/ sits next to the package.
         return Path(__file__).resolve().parent.parent.parent / "rules"

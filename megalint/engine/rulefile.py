@@ -6,7 +6,6 @@ value; `RuleFile` answers the positions of keys, values and the characters insid
 
 from __future__ import annotations
 
-import importlib.resources
 import json
 import re
 from collections.abc import Mapping
@@ -25,13 +24,14 @@ from ruamel.yaml.scalarstring import (
     SingleQuotedScalarString,
 )
 
+from megalint import packaged
 from megalint.engine import yamlpos
 from megalint.errors import RuleError
 
 
 @lru_cache(maxsize=1)
 def rule_schema() -> dict[str, Any]:
-    text = importlib.resources.files("megalint.engine").joinpath("schema.json").read_text("utf-8")
+    text = packaged.files("megalint.engine").joinpath("schema.json").read_text("utf-8")
     schema: dict[str, Any] = json.loads(text)
     return schema
 

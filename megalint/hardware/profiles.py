@@ -32,10 +32,10 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields, replace
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from megalint import packaged
 from megalint.errors import DataFormatError
 from megalint.source import Span
 
@@ -318,7 +318,7 @@ def _read_yaml(text: str) -> Any:
 def _shipped() -> _Profiles:
     # gpus.json is generated from gpus.yaml (tools/gen_gpus_json.py; a test keeps them in step):
     # the standard library reads it without importing a YAML reader.
-    text = resources.files("megalint.data").joinpath("gpus.json").read_text(encoding="utf-8")
+    text = packaged.files("megalint.data").joinpath("gpus.json").read_text(encoding="utf-8")
     return _build(json.loads(text)["gpus"], "megalint/data/gpus.yaml")
 
 

@@ -54,11 +54,10 @@ import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from megalint import __version__
+from megalint import __version__, packaged
 from megalint.cache_entry import read_entry, write_entry
 from megalint.cachedir import cache_folder
 from megalint.errors import DataFormatError
@@ -471,7 +470,7 @@ def _load_packaged(version: str) -> Catalogue:
     a third of the time JSON and `from_dict` take), else built from its JSON file and kept."""
     if version not in KNOWN_VERSIONS:
         raise CatalogueError(f"no shipped catalogue for Megatron-LM {version}")
-    ref = resources.files("megalint.data").joinpath("catalogue").joinpath(f"{version}.json")
+    ref = packaged.files("megalint.data").joinpath("catalogue").joinpath(f"{version}.json")
     origin = f"megalint/data/catalogue/{version}.json"
     where = _kept_path(version, ref)
     kept = read_entry(where)
@@ -510,7 +509,7 @@ SHIPPED_FOLDERS = ("catalogue", "catalogue-extracted")
 def _shipped_names() -> dict[str, list[str]]:
     """The option strings and dests of every shipped catalogue, as tools/gen_shipped_names.py
     wrote them from the catalogues (a test keeps the two in step): one small file, not 27."""
-    text = resources.files("megalint.data").joinpath("shipped_names.json").read_text(encoding="utf-8")
+    text = packaged.files("megalint.data").joinpath("shipped_names.json").read_text(encoding="utf-8")
     data: dict[str, list[str]] = json.loads(text)
     return data
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 from functools import lru_cache
-from importlib import resources
 from typing import TYPE_CHECKING
 
+from megalint import packaged
 from megalint.megatron.versions import HEAD, KNOWN_VERSIONS, VersionError, parse_version, resolve, version_key
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ def catalogue_for(text: str | None) -> tuple[Catalogue, str, str | None]:
         return _catalogue(version), version, note
     from megalint.megatron.catalogue import Catalogue
 
-    with resources.as_file(extracted) as path:
+    with packaged.as_file(extracted) as path:
         return with_deprecations(Catalogue.from_file(path, shipped=True), version), version, note
 
 
@@ -110,11 +110,11 @@ def release_catalogue(version: str) -> Catalogue:
     """The shipped catalogue of one release: the one extracted from its source for a full release
     number ("0.12.1"), else the curated one ("0.15", "HEAD")."""
     if re.fullmatch(r"\d+\.\d+\.\d+", version):
-        entry = resources.files("megalint.data").joinpath("catalogue-extracted").joinpath(f"{version}.json")
+        entry = packaged.files("megalint.data").joinpath("catalogue-extracted").joinpath(f"{version}.json")
         if entry.is_file():
             from megalint.megatron.catalogue import Catalogue
 
-            with resources.as_file(entry) as path:
+            with packaged.as_file(entry) as path:
                 return Catalogue.from_file(path, shipped=True)
     return _catalogue(version)
 
@@ -122,7 +122,7 @@ def release_catalogue(version: str) -> Catalogue:
 @lru_cache(maxsize=1)
 def _extracted() -> dict[tuple[int, int, int], Traversable]:
     """The catalogues extracted from each release's source, by release number."""
-    folder = resources.files("megalint.data").joinpath("catalogue-extracted")
+    folder = packaged.files("megalint.data").joinpath("catalogue-extracted")
     found = {}
     for entry in folder.iterdir():
         if m := re.fullmatch(r"(\d+)\.(\d+)\.(\d+)\.json", entry.name):

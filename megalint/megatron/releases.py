@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import json
 from functools import cache
-from importlib import resources
 from typing import Any
 
+from megalint import packaged
 from megalint.megatron.versions import version_key
 
 # Flags Megatron-LM renamed or replaced: old spelling -> (successor, "renamed" | "replaced",
@@ -37,7 +37,7 @@ def _release_files() -> list[tuple[str, dict[str, Any]]]:
     """(release, catalogue data) of every extracted Megatron-LM release file ("0.12" for each
     0.12.x, "HEAD" for main); read once for the histories below."""
     found = []
-    folder = resources.files("megalint.data").joinpath("catalogue-extracted")
+    folder = packaged.files("megalint.data").joinpath("catalogue-extracted")
     for entry in folder.iterdir():
         name = entry.name
         if not name.endswith(".json"):
