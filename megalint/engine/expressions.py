@@ -18,6 +18,7 @@ from typing import Any
 
 from megalint.engine.cel_binding import binding
 from megalint.engine.context import DEST_ROOTS, MAPPING_ROOTS, MISSING, ROOTS, lookup
+from megalint.engine.short_circuit import Guard, decides_false, guard_of
 from megalint.engine.versions import VERSION_ROOT, VERSION_TESTS, VersionError, parse_version
 from megalint.errors import RuleDefinitionError
 
@@ -127,6 +128,8 @@ class Scan:
     # and the longest list written in the expression.
     nesting: int = 0
     longest_literal: int = 0
+    # The first operand of its top-level `&&` chain, when Python can find it false (short_circuit.py).
+    guard: Guard | None = None
 
 
 # CEL has no budget of its own and runs in native code, where a run cannot be stopped: a
@@ -228,7 +231,7 @@ def scan(source: str, toks: list[tuple[str, str, int]] | None = None) -> Scan:
             guarded = tok(i - 1)[1] == "(" and tok(i - 2)[1] == "has" and tok(j)[1] == ")"
             refs.append(Ref(".".join(chain), off, guarded, _asked_key(chain, tok(i - 2), tok(i - 1), tok(j))))
         i = j
-    return Scan(tuple(refs), tuple(funcs), frozenset(bound), *_cost(toks))
+    return Scan(tuple(refs), tuple(funcs), frozenset(bound), *_cost(toks), guard_of(toks))
 
 
 _PLAIN_STRING = re.compile(r"'[^'\\\n]*'|\"[^\"\\\n]*\"")
@@ -285,8 +288,11 @@ class Expr:
         return (Expr, (self.source, self.scan))
 
     def run(self, env: Env) -> Any:
-        if self.scan.nesting > 1:
-            _within_budget(self.scan, env)
+        sc = self.scan
+        if sc.nesting > 1:
+            _within_budget(sc, env)
+        elif sc.guard is not None and decides_false(sc.guard, env.scope):
+            return False  # the first operand of its `&&` chain is false: so is the whole
         try:
             return self.program.execute(env.cel)
         except KeyError as e:

@@ -1,0 +1,108 @@
+"""A condition found false by its first operand, without compiling it.
+
+Most rule conditions open with a test of one argument (`args.fp8 != null && …`,
+`args.recompute_granularity == 'full' && …`) that is false on most launches. CEL's `&&` is false
+when either side is false, and read from the left it never looks at the right then; so when the
+first operand of a condition's top-level `&&` chain is false, the condition is false, whatever
+follows. Compiling a condition costs about 0.13 ms (the first check of a real script compiles a
+hundred and more of them); deciding such an operand in Python costs a dictionary lookup.
+
+Only forms whose CEL value is certain are read, on a value the context holds (a missing key is
+left to CEL, which names it as a missing input):
+
+| operand          | false when the value is           |
+|------------------|-----------------------------------|
+| `R.K != null`    | null (None)                        |
+| `R.K`            | false                              |
+| `!R.K`           | true                               |
+| `R.K == 'text'`  | a string other than `text`         |
+| `R.K > N`, `>= N`| an integer (not a bool) not above N, below N |
+
+A condition with a top-level `||` or `?:` (which bind looser than `&&`) has no such operand.
+tests/engine/test_short_circuit.py compares each form with CEL's own verdict.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+# (form, root, key, operand): form is one of the table's rows.
+Guard = tuple[str, str, str, Any]
+
+_PLAIN_STRING = re.compile(r"'[^'\\\n]*'|\"[^\"\\\n]*\"")
+_OPEN, _CLOSE = frozenset("([{"), frozenset(")]}")
+_MISSING = object()
+
+
+def guard_of(toks: Sequence[tuple[str, str, int]]) -> Guard | None:
+    """The first operand of the top-level `&&` chain of an expression (its tokens, blanks left
+    out), when it is one of the forms this module decides."""
+    depth = 0
+    end = len(toks)
+    for i, (_, text, _) in enumerate(toks):
+        if text in _OPEN:
+            depth += 1
+        elif text in _CLOSE:
+            depth -= 1
+        elif depth == 0:
+            if text in ("||", "?"):
+                return None
+            if text == "&&" and end == len(toks):
+                end = i
+    kinds = [k for k, _, _ in toks[:end]]
+    texts = [t for _, t, _ in toks[:end]]
+    n = len(texts)
+    if n == 4 and texts[0] == "!" and _is_path(kinds, texts, 1):
+        return ("not", texts[1], texts[3], None)
+    if n < 3 or not _is_path(kinds, texts, 0):
+        return None
+    root, key = texts[0], texts[2]
+    if n == 3:
+        return ("is", root, key, None)
+    if n != 5:
+        return None
+    op, kind, literal = texts[3], kinds[4], texts[4]
+    if op == "!=" and literal == "null":
+        return ("not-null", root, key, None)
+    if op == "==" and kind == "str" and _PLAIN_STRING.fullmatch(literal):
+        return ("equals", root, key, literal[1:-1])
+    if op in (">", ">=") and kind == "num" and literal.isdigit():
+        return ("above" if op == ">" else "at-least", root, key, int(literal))
+    return None
+
+
+def _is_path(kinds: list[str], texts: list[str], at: int) -> bool:
+    """Whether `ROOT.KEY` is written at `at` (names, not keywords or namespaces)."""
+    return (
+        len(texts) >= at + 3
+        and kinds[at] == "ident"
+        and texts[at + 1] == "."
+        and kinds[at + 2] == "ident"
+        and texts[at] not in ("true", "false", "null")
+        and (len(texts) == at + 3 or texts[at + 3] != "(")  # not a method call: `R.f(...)`
+    )
+
+
+def decides_false(guard: Guard, scope: Mapping[str, Any]) -> bool:
+    """Whether the guarded operand is false on `scope` (the context, with any bound names)."""
+    form, root, key, operand = guard
+    held = scope.get(root)
+    if type(held) is not dict:
+        return False
+    value = held.get(key, _MISSING)
+    if value is _MISSING:
+        return False
+    if form == "not-null":
+        return value is None
+    if form == "is":
+        return value is False
+    if form == "not":
+        return value is True
+    if form == "equals":
+        return type(value) is str and value != operand
+    if type(value) is not int:
+        return False
+    bound: int = operand
+    return value <= bound if form == "above" else value < bound
