@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from megalint import packaged
 from megalint.megatron import catalogue
 from megalint.megatron.catalogue import Catalogue
 from megalint.megatron.versions import resolve_version
@@ -39,7 +40,7 @@ def _same(a: Catalogue, b: Catalogue) -> None:
 
 
 def _fresh() -> Catalogue:
-    ref = catalogue.resources.files("megalint.data").joinpath("catalogue").joinpath(f"{VERSION}.json")
+    ref = packaged.files("megalint.data").joinpath("catalogue").joinpath(f"{VERSION}.json")
     data = json.loads(ref.read_text(encoding="utf-8"))
     return Catalogue.from_dict(data, origin=f"megalint/data/catalogue/{VERSION}.json")
 
@@ -85,10 +86,10 @@ def test_an_entry_holding_something_else_is_ignored(cache):
 def test_a_changed_json_file_is_seen(cache, tmp_path, monkeypatch):
     data = tmp_path / "data"
     (data / "catalogue").mkdir(parents=True)
-    shipped = catalogue.resources.files("megalint.data").joinpath("catalogue").joinpath(f"{VERSION}.json")
+    shipped = packaged.files("megalint.data").joinpath("catalogue").joinpath(f"{VERSION}.json")
     target = data / "catalogue" / f"{VERSION}.json"
     shutil.copyfile(str(shipped), target)
-    monkeypatch.setattr(catalogue, "resources", types.SimpleNamespace(files=lambda package: data))
+    monkeypatch.setattr(catalogue, "packaged", types.SimpleNamespace(files=lambda package: data))
     whole = catalogue._load_packaged(VERSION)
     doc = json.loads(target.read_text(encoding="utf-8"))
     gone = doc["flags"].pop()["option_strings"][0]
