@@ -33,6 +33,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+from megalint import lazy_re
 from megalint.errors import ConfigError
 from megalint.levels import SEVERITIES, THRESHOLDS
 
@@ -108,9 +109,9 @@ _BARE = r"[A-Za-z0-9_-]+"
 _QUOTED = r'"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\''
 _KEY_PART = rf"(?:{_BARE}|{_QUOTED})"
 _DOTTED = rf"{_KEY_PART}(?:[ \t]*\.[ \t]*{_KEY_PART})*"
-_HEADER = re.compile(rf"^[ \t]*\[\[?[ \t]*(?P<key>{_DOTTED})[ \t]*\]\]?")
-_ASSIGN = re.compile(rf"^[ \t]*(?P<key>{_DOTTED})[ \t]*=")
-_PART = re.compile(rf"(?P<part>{_KEY_PART})")
+_HEADER = lazy_re.compile(rf"^[ \t]*\[\[?[ \t]*(?P<key>{_DOTTED})[ \t]*\]\]?")
+_ASSIGN = lazy_re.compile(rf"^[ \t]*(?P<key>{_DOTTED})[ \t]*=")
+_PART = lazy_re.compile(rf"(?P<part>{_KEY_PART})")
 
 
 def _key_parts(dotted: str) -> list[tuple[str, int]]:
@@ -430,7 +431,7 @@ def find_config(start: str) -> str | None:
 
 
 # `[tool.megalint]`, `[tool.megalint.x]`, or `megalint = …` / `tool.megalint = …` as a key.
-_MEGALINT_TABLE = re.compile(
+_MEGALINT_TABLE = lazy_re.compile(
     rb"(?m)^[ \t]*(?:\[[ \t]*tool[ \t]*\.[ \t]*megalint[ \t]*[\].]"
     rb"|(?:tool[ \t]*\.[ \t]*)?megalint[ \t]*(?:=|\.))"
 )

@@ -23,10 +23,11 @@ every output format can carry it.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from megalint import lazy_re
 
 if TYPE_CHECKING:
     import pathspec
@@ -49,7 +50,7 @@ SKIP_DIRS = {
 # sparse file of gigabytes must not fill the memory, nor one line of megabytes make a regex of them.
 MAX_IGNORE_CHARS = 1024 * 1024
 MAX_PATTERN_CHARS = 4096
-_SHEBANG = re.compile(rb"^#![ \t]*(\S+)(.*)$")
+_SHEBANG = lazy_re.compile(rb"^#![ \t]*(\S+)(.*)$")
 
 STDIN = "-"
 

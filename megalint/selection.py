@@ -13,11 +13,11 @@ and each string of a configuration list may hold several selectors separated by 
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from megalint import lazy_re
 from megalint.diagnostics import Severity
 from megalint.errors import UsageError
 
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 ALL = "ALL"
 EXACT = 100
-_PREFIX = re.compile(r"^[A-Za-z]{1,8}[0-9]*$")
+_PREFIX = lazy_re.compile(r"^[A-Za-z]{1,8}[0-9]*$")
 
 
 def specificity(selector: str, code: str, name: str) -> int:

@@ -31,6 +31,7 @@ import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from megalint import lazy_re
 from megalint.diagnostics import Applicability, Diagnostic, Edit, Fix
 from megalint.engine.evaluate import emit
 from megalint.engine.loader import packaged_rules
@@ -52,18 +53,18 @@ def suppression_rules() -> dict[str, Rule]:
 
 KINDS = ("ignore", "disable", "enable", "file-ignore")
 
-_DIRECTIVE = re.compile(
+_DIRECTIVE = lazy_re.compile(
     r"^#+[ \t]*megalint[ \t]*:[ \t]*(?P<kind>[A-Za-z][\w-]*)[ \t]*"
     r"(?:\[(?P<codes>[^\]]*)\])?[ \t]*(?P<tail>.*?)[ \t\r]*$",
     re.IGNORECASE,
 )
-_IS_DIRECTIVE = re.compile(r"^#+[ \t]*megalint[ \t]*:", re.IGNORECASE)
+_IS_DIRECTIVE = lazy_re.compile(r"^#+[ \t]*megalint[ \t]*:", re.IGNORECASE)
 # A scheduler header (`#SBATCH`, `#PBS`, `#BSUB`, `#$`) with a directive after its options.
-_HEADER_DIRECTIVE = re.compile(
+_HEADER_DIRECTIVE = lazy_re.compile(
     r"^#(?:SBATCH|PBS|BSUB|\$)\b[^#]*[ \t](?P<directive>#+[ \t]*megalint[ \t]*:.*)$", re.IGNORECASE
 )
-_TOKEN = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
-_CODE_LIKE = re.compile(r"^(?:[A-Za-z]{1,8}[0-9]+|[A-Z]{1,8})$")
+_TOKEN = lazy_re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
+_CODE_LIKE = lazy_re.compile(r"^(?:[A-Za-z]{1,8}[0-9]+|[A-Z]{1,8})$")
 
 STATEMENT_TYPES = frozenset(
     {

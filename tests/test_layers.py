@@ -17,6 +17,8 @@ PACKAGE = Path(megalint.__file__).parent
 LAYERS: list[str] = [
     "data",  # packaged data files (the catalogues, the GPU table); no code of its own
     "errors",  # the error hierarchy and exit statuses
+    "lazy_re",  # regular expressions compiled when first used
+    "packaged",  # where the packaged files are
     "levels",  # the severities and failure thresholds, by name
     "source",  # a script's text and positions
     "cachedir",  # where megalint keeps what later runs reuse

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from megalint import probes
+from megalint import lazy_re, probes
 from megalint.checking.outcome import FixMode, Outcome
 from megalint.checking.setup import Setup
 from megalint.diagnostics import Applicability, Diagnostic
@@ -16,7 +16,7 @@ from megalint.selection import matches, severity_for
 from megalint.source import Span
 from megalint.suppress import Directive, apply_suppressions, parse_directives
 
-_MENTIONS_MEGALINT = re.compile("megalint", re.IGNORECASE)
+_MENTIONS_MEGALINT = lazy_re.compile("megalint", re.IGNORECASE)
 
 
 def check_text(text: str, shown: str, setup: Setup, fixes: FixMode) -> Outcome:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
-import re
 import sys
 from collections.abc import Mapping
 
+from megalint import lazy_re
 from megalint.cli.layout import columns, cut, wrap, wrap_shell
 from megalint.diagnostics import Applicability
 from megalint.engine import Rule, load_rules
@@ -23,7 +23,7 @@ FIX_LEGEND = (
 )
 
 
-_TABLE_RULE = re.compile(r"^\|[-| :]*\|$")
+_TABLE_RULE = lazy_re.compile(r"^\|[-| :]*\|$")
 
 
 def page_text(markdown: str, width: int) -> str:

@@ -15,11 +15,11 @@ and one that goes away for multiples of some number says so ("needs NNODES to be
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from megalint import lazy_re
 from megalint.diagnostics import Severity
 from megalint.engine.context import has_path
 from megalint.engine.expressions import Env, EvalFailure, Expr, NeedInputs, Needs
@@ -28,8 +28,8 @@ from megalint.shell.values import default_name, is_default_assumption
 ASSUMED = "assumed"
 ENV_SET = "env_set"
 # The variables the module assumption covers: those Megatron, NCCL, CUDA and Transformer Engine read.
-_TUNING = re.compile(r"(CUDA_|NCCL_|NVTE_|TORCH_|PYTORCH_|NVSHMEM_|UB_|MEGATRON_|CUBLAS|CUDNN_)[A-Z0-9_]*[A-Z0-9]")
-_QUOTED_NAME = re.compile(r"""['"]([A-Z][A-Z0-9_]*)['"]""")
+_TUNING = lazy_re.compile(r"(CUDA_|NCCL_|NVTE_|TORCH_|PYTORCH_|NVSHMEM_|UB_|MEGATRON_|CUBLAS|CUDNN_)[A-Z0-9_]*[A-Z0-9]")
+_QUOTED_NAME = lazy_re.compile(r"""['"]([A-Z][A-Z0-9_]*)['"]""")
 # The values tried for a quantity the launch takes from a default: nodes, processes per node.
 VARIED = {"launch.nnodes": ("nnodes", range(1, 129)), "launch.nproc_per_node": ("nproc_per_node", range(1, 17))}
 

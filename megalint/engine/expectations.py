@@ -12,12 +12,12 @@ first caret's column and ends after the last one, on that line. The script is un
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
+from megalint import lazy_re
 from megalint.engine.rule import Expected
 
-_CARETS = re.compile(r"^(?P<lead>[ \t]*#[ \t]*)(?P<carets>\^+)[ \t]+(?P<code>[A-Z]+[0-9]+)[ \t]*$")
+_CARETS = lazy_re.compile(r"^(?P<lead>[ \t]*#[ \t]*)(?P<carets>\^+)[ \t]+(?P<code>[A-Z]+[0-9]+)[ \t]*$")
 
 
 @dataclass(frozen=True)

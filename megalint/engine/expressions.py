@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
+from megalint import lazy_re
 from megalint.engine.cel_binding import binding
 from megalint.engine.context import DEST_ROOTS, MAPPING_ROOTS, MISSING, ROOTS, lookup
 from megalint.engine.short_circuit import Guard, decides_false, guard_of
@@ -81,7 +82,7 @@ _NAMESPACES = frozenset({"math", "sets", "strings", "lists"})
 _MACROS = frozenset({"all", "exists", "exists_one", "map", "filter"})
 _KEYWORDS = frozenset({"true", "false", "null", "in"})
 
-_TOKEN = re.compile(
+_TOKEN = lazy_re.compile(
     r"""
     (?P<ws>\s+)
   | (?P<str>[rRbB]{0,2}(?:'''(?:\\.|[^\\])*?'''|\"\"\"(?:\\.|[^\\])*?\"\"\"
@@ -234,7 +235,7 @@ def scan(source: str, toks: list[tuple[str, str, int]] | None = None) -> Scan:
     return Scan(tuple(refs), tuple(funcs), frozenset(bound), *_cost(toks), guard_of(toks))
 
 
-_PLAIN_STRING = re.compile(r"'[^'\\\n]*'|\"[^\"\\\n]*\"")
+_PLAIN_STRING = lazy_re.compile(r"'[^'\\\n]*'|\"[^\"\\\n]*\"")
 
 
 def _asked_key(
@@ -378,7 +379,7 @@ def _first_line(text: str) -> str:
     return text.strip().splitlines()[0] if text.strip() else text
 
 
-_CEL_ERROR = re.compile(r"ERROR: <input>:(\d+):(\d+): (.*)")
+_CEL_ERROR = lazy_re.compile(r"ERROR: <input>:(\d+):(\d+): (.*)")
 
 
 def compile_expr(source: str, names: Iterable[str] = (), dests: Collection[str] | None = None) -> Expr:

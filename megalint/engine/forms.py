@@ -8,11 +8,11 @@ edit to one edit builder (see megalint/engine/locate.py).
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from megalint import lazy_re
 from megalint.engine.expressions import ExprError, unknown_dest
 from megalint.engine.templates import parse_template
 
@@ -47,10 +47,10 @@ EDITS: dict[str, tuple[str, ...]] = {
 }
 
 _PATTERNS = {
-    DEST: re.compile(r"^[a-z_][a-z0-9_]*$"),
-    KEY: re.compile(r"^(?:--?)?[A-Za-z0-9_][A-Za-z0-9_.-]*$"),
-    ENV: re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$"),
-    NTH: re.compile(r"^[1-9][0-9]?$"),
+    DEST: lazy_re.compile(r"^[a-z_][a-z0-9_]*$"),
+    KEY: lazy_re.compile(r"^(?:--?)?[A-Za-z0-9_][A-Za-z0-9_.-]*$"),
+    ENV: lazy_re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$"),
+    NTH: lazy_re.compile(r"^[1-9][0-9]?$"),
 }
 _WHAT = {
     DEST: "a Megatron dest such as tensor_model_parallel_size",
@@ -58,8 +58,8 @@ _WHAT = {
     ENV: "an environment variable name",
     NTH: "a position from 1, such as 2",
 }
-_NAME = re.compile(r"\s*([a-z_]+)\s*")
-_BARE = re.compile(r"[^\s,()\"']+")
+_NAME = lazy_re.compile(r"\s*([a-z_]+)\s*")
+_BARE = lazy_re.compile(r"[^\s,()\"']+")
 
 
 @dataclass(frozen=True)

@@ -24,14 +24,15 @@ tests/engine/test_short_circuit.py compares each form with CEL's own verdict.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from megalint import lazy_re
 
 # (form, root, key, operand): form is one of the table's rows.
 Guard = tuple[str, str, str, Any]
 
-_PLAIN_STRING = re.compile(r"'[^'\\\n]*'|\"[^\"\\\n]*\"")
+_PLAIN_STRING = lazy_re.compile(r"'[^'\\\n]*'|\"[^\"\\\n]*\"")
 _OPEN, _CLOSE = frozenset("([{"), frozenset(")]}")
 _MISSING = object()
 

@@ -17,6 +17,7 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from megalint import lazy_re
 from megalint.engine.expressions import Env, EvalFailure, Expr, ExprError, NeedInputs, compile_expr
 
 UNKNOWN_TEXT = "unknown"
@@ -74,7 +75,7 @@ FILTERS: dict[str, tuple[Callable[[Any, Any], str], str | None]] = {
     "upper": (lambda v, a: format_value(v).upper(), None),
 }
 
-_FILTER = re.compile(r"^\s*([a-z]+)\s*(?:\(\s*(.*?)\s*\))?\s*$", re.DOTALL)
+_FILTER = lazy_re.compile(r"^\s*([a-z]+)\s*(?:\(\s*(.*?)\s*\))?\s*$", re.DOTALL)
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from megalint import packaged
+from megalint import lazy_re, packaged
 from megalint.errors import DataFormatError
 from megalint.source import Span
 
@@ -347,9 +347,9 @@ def is_model_of(specific: GpuProfile, general: GpuProfile) -> bool:
 # names
 
 _PREFIXES = ("nvidia-", "tesla-", "amd-instinct-", "amd-", "gpu-")
-_COUNT = re.compile(r"^\d+x(?=[a-z])")  # "16xh20", "8xa100"
-_MEM = re.compile(r"^(?:hbm)?(\d{2,3})g(?:b)?$|^gpu(\d{2,3})$")
-_FORM = re.compile(r"^(sxm\d?|pcie|nvl)$")
+_COUNT = lazy_re.compile(r"^\d+x(?=[a-z])")  # "16xh20", "8xa100"
+_MEM = lazy_re.compile(r"^(?:hbm)?(\d{2,3})g(?:b)?$|^gpu(\d{2,3})$")
+_FORM = lazy_re.compile(r"^(sxm\d?|pcie|nvl)$")
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from megalint import lazy_re
 from megalint.shell.facts import CommandRecord, ScriptFacts, UnreadReason
 
 # Commands that load an environment: (command, subcommand), None for any subcommand.
@@ -20,7 +21,7 @@ _ENV_LOADERS = {
 
 # A module named after the communication stack (`module load nccl/2.21-ib`, `aws-ofi-nccl`,
 # `hpcx`) is loaded for the variables it sets: it stays opaque.
-_SETS_NCCL = re.compile(r"nccl|ofi|efa|libfabric|hpcx|ucx|rccl|hccl|megatron", re.IGNORECASE)
+_SETS_NCCL = lazy_re.compile(r"nccl|ofi|efa|libfabric|hpcx|ucx|rccl|hccl|megatron", re.IGNORECASE)
 
 
 def _loaders(facts: ScriptFacts) -> list[tuple[CommandRecord, list[str]]]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Set
 
+from megalint import lazy_re
 from megalint.launch.launcher_options import (
     DEEPSPEED_VALUE,
     MPI_TWO_VALUES,
@@ -26,13 +27,13 @@ from megalint.shell.headers import gpus_per_node, header_value, node_count
 from megalint.shell.values import Unknown, Word, default_name
 from megalint.source import Span
 
-ENTRY_RE = re.compile(
+ENTRY_RE = lazy_re.compile(
     r"(^|/)(pretrain_[A-Za-z0-9_]*\.py|posttrain_[A-Za-z0-9_]*\.py|finetune[A-Za-z0-9_]*\.py|train_rl\.py|"
     r"tasks/main\.py|main\.py)$"
 )
 # An entry point whose folder is unknown (`$MEGATRON/pretrain_gpt.py`) names Megatron only by a
 # name no other project uses: a bare `…/main.py` could be anything.
-_PARTIAL_ENTRY_RE = re.compile(
+_PARTIAL_ENTRY_RE = lazy_re.compile(
     r"/(pretrain_[A-Za-z0-9_]*\.py|posttrain_[A-Za-z0-9_]*\.py|finetune[A-Za-z0-9_]*\.py|train_rl\.py|tasks/main\.py)$"
 )
 MEGATRON_HINT_FLAGS = frozenset(
@@ -51,7 +52,7 @@ MEGATRON_HINT_FLAGS = frozenset(
     }
 )
 
-_PY = re.compile(r"^python(\d+(\.\d+)?)?$")
+_PY = lazy_re.compile(r"^python(\d+(\.\d+)?)?$")
 _WRAPPERS_NO_ARGS = {"nohup", "time", "exec", "command", "builtin"}
 
 

@@ -9,9 +9,9 @@ variable of the file whose value holds at least two words that are flags of the 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
+from megalint import lazy_re
 from megalint.launch.model import Launch, Quantity
 from megalint.shell.facts import ScriptFacts
 from megalint.shell.values import Unknown, Word
@@ -20,7 +20,7 @@ from megalint.source import Span
 FRAGMENT = "fragment"  # Launch.launcher of a fragment
 NO_LAUNCH = "the file sets arguments without launching them (a fragment): there is no launch"
 MIN_FLAGS = 2
-_EXPANSION = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
+_EXPANSION = lazy_re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
 # Whoever launches a fragment is not known; its flags are read as Megatron-LM's own entry point
 # reads them, so that a misspelt or removed flag is reported.
 READ_AS = "pretrain_gpt.py"

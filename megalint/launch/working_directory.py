@@ -3,15 +3,14 @@
 
 from __future__ import annotations
 
-import re
-
+from megalint import lazy_re
 from megalint.shell.facts import ASSUME_PWD, ASSUME_PWD_VAR, ScriptFacts
 from megalint.shell.values import Word
 
 # The segments of a string re-read as shell (`eval "$CMD"`) no longer carry the assumption: the
 # text where the word, or a value it came through, is written is looked at too.
 _WORKING_DIRECTORY_ASSUMED = frozenset({ASSUME_PWD, ASSUME_PWD_VAR})
-_WORKING_DIRECTORY = re.compile(r"(`\s*pwd\s*`|\$\(\s*pwd\s*\)|\$\{?PWD\}?)")
+_WORKING_DIRECTORY = lazy_re.compile(r"(`\s*pwd\s*`|\$\(\s*pwd\s*\)|\$\{?PWD\}?)")
 
 
 def through_working_directory(word: Word | None, facts: ScriptFacts) -> bool:

@@ -3,16 +3,16 @@ an option, an argument, the `--` separator, help; and how many values an action 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
+from megalint import lazy_re
 from megalint.megatron.argv_words import cut_word, known_prefix
 from megalint.megatron.catalogue import Catalogue, FlagSpec
 from megalint.shell.values import Word
 from megalint.source import Span
 
-NEG_OLD = re.compile(r"^-\d+$|^-\d*\.\d+$")  # Python <= 3.13
-NEG_NEW = re.compile(r"-\.?\d")  # Python 3.14 (gh-123945, gh-124321): used with .match
+NEG_OLD = lazy_re.compile(r"^-\d+$|^-\d*\.\d+$")  # Python <= 3.13
+NEG_NEW = lazy_re.compile(r"-\.?\d")  # Python 3.14 (gh-123945, gh-124321): used with .match
 _HELP = ("-h", "--help")
 
 

@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from megalint import lazy_re
 from megalint.errors import ScriptError
 from megalint.megatron.bound import ProblemKind
 from megalint.megatron.catalogue import DefaultExpr, FlagSpec
@@ -23,7 +24,7 @@ class InvalidValue(ScriptError):
         self.message = message
 
 
-_PATTERN_OK = re.compile(r"[^,\d\[\]\(\)\+\*]")
+_PATTERN_OK = lazy_re.compile(r"[^,\d\[\]\(\)\+\*]")
 
 
 def _eval_pattern(text: str) -> Any:

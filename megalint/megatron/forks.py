@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from megalint import probes
+from megalint import lazy_re, probes
 from megalint.shell.values import Word
 
 MINDSPEED = "mindspeed"
@@ -36,7 +36,7 @@ ARGUMENTS_FILES = ("megatron/training/arguments.py", "megatron/arguments.py")
 _MARKERS = ("mindspeed_llm", "modellink", "mindspeed", "megatron_patch", "examples_deepspeed", *ARGUMENTS_FILES)
 _DEEPSPEED_FLAGS = ("--deepspeed", "--deepspeed_config", "--deepspeed-config")
 # epfLLM/Megatron-LLM spells every flag with underscores (megatron/arguments.py:840@806a8330).
-_UNDERSCORE_PARSER = re.compile(r"""["']--tensor_model_parallel_size["']""")
+_UNDERSCORE_PARSER = lazy_re.compile(r"""["']--tensor_model_parallel_size["']""")
 
 
 @dataclass(frozen=True)
@@ -218,7 +218,7 @@ PAI_PINNED_RELEASES = {
     "Megatron-LM-250908": ("0.15", "4af25fe8 = core_v0.15.0rc3"),
     "PAI-Megatron-LM-240718": ("0.15", "8399280e, after core_v0.15.0rc4"),
 }
-_PAI_BACKEND = re.compile(r"(?:^|[/:])((?:PAI-)?Megatron-LM-\d{6})/?(?=$|:)")
+_PAI_BACKEND = lazy_re.compile(r"(?:^|[/:])((?:PAI-)?Megatron-LM-\d{6})/?(?=$|:)")
 
 
 def pai_pinned_release(pythonpath: Word | None) -> tuple[str, str] | None:

@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from megalint import lazy_re
 from megalint.errors import MegalintError
 from megalint.megatron.known_versions import HEAD as HEAD
 from megalint.megatron.known_versions import KNOWN_VERSIONS as KNOWN_VERSIONS
@@ -29,14 +30,14 @@ HEAD_KEY: VersionKey = (10**6, 0, 0)  # newer than every release
 HEAD_NAMES = frozenset({"head", "main", "dev"})
 # What users also call the head.
 HEAD_ALIASES = HEAD_NAMES | {"master", "latest", "trunk", "nightly"}
-_PIP = re.compile(r"^megatron[-_](?:core|lm)\s*(?:==|@|\s)\s*", re.IGNORECASE)
-_RELEASE = re.compile(
+_PIP = lazy_re.compile(r"^megatron[-_](?:core|lm)\s*(?:==|@|\s)\s*", re.IGNORECASE)
+_RELEASE = lazy_re.compile(
     r"""^(?:core_[vr]|core_|[vr])?                      # tags core_v0.12.0, branches core_r0.15.0, v0.8
     (?P<major>\d+)\.(?P<minor>\d+)(?:\.(?P<patch>\d+))?
     (?P<rest>[-.+]?(?:rc|a|b|dev|post)\d*.*)?$        # 0.15.0rc3, 0.13.0.dev1 ...""",
     re.VERBOSE | re.IGNORECASE,
 )
-_COMPARATOR = re.compile(r"^\s*(>=|<=|==|!=|>|<|=)?\s*(\S+)\s*$")
+_COMPARATOR = lazy_re.compile(r"^\s*(>=|<=|==|!=|>|<|=)?\s*(\S+)\s*$")
 
 
 class VersionError(MegalintError, ValueError):

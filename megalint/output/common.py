@@ -5,13 +5,12 @@ from __future__ import annotations
 import hashlib
 import os
 import posixpath
-import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from megalint import REPOSITORY_URL, __version__
+from megalint import REPOSITORY_URL, __version__, lazy_re
 from megalint.diagnostics import Diagnostic, Severity
 from megalint.fix import is_applicable
 from megalint.source import SourceFile
@@ -149,7 +148,7 @@ def relative_path(path: str, root: str | None, base: str | None = None) -> str:
     return p_norm
 
 
-_WS = re.compile(r"\s+")
+_WS = lazy_re.compile(r"\s+")
 
 
 def _normalised_line(d: Diagnostic, sources: Mapping[str, SourceFile]) -> str:

@@ -26,7 +26,6 @@ source line is behind a gutter, so a CI log never sees a script line at column 0
 
 from __future__ import annotations
 
-import re
 import textwrap
 import weakref
 from collections.abc import Mapping, Sequence
@@ -34,6 +33,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
 
+from megalint import lazy_re
 from megalint.diagnostics import Applicability, Diagnostic, Edit, Fix
 from megalint.fix import line_starts, resolve_edits, splice
 from megalint.output.common import RenderOptions, doc_url, fixable, sort_diagnostics, summary_line
@@ -122,7 +122,7 @@ def _show_char(ch: str) -> str:
     return ch
 
 
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+_CONTROL = lazy_re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 def _visible(text: str) -> str:

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from megalint import lazy_re
 from megalint.diagnostics import Diagnostic, Severity
 from megalint.output.common import RenderOptions, doc_url, fixable, plural, relative_path, sort_diagnostics
 from megalint.source import SourceFile
@@ -83,7 +84,7 @@ def annotation(
 
 
 # A CommonMark code span: a run of backticks, then anything up to a run of exactly as many.
-_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
+_CODE_SPAN = lazy_re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
 
 
 def _md_text(s: str) -> str:

@@ -9,12 +9,12 @@ Characters XML 1.0 cannot carry (most C0 controls) are written as \\uXXXX.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from itertools import groupby
 from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape, quoteattr
 
+from megalint import lazy_re
 from megalint.diagnostics import Diagnostic
 from megalint.output.common import RenderOptions, doc_url, sort_diagnostics
 from megalint.source import SourceFile
@@ -22,7 +22,7 @@ from megalint.source import SourceFile
 if TYPE_CHECKING:
     from megalint.engine.rule import RuleInfo
 
-_INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+_INVALID_XML = lazy_re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 
 
 def _clean(s: str) -> str:

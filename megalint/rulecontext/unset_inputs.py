@@ -9,15 +9,15 @@ arguments without one is sourced by a launcher whose variables are not at hand.
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Iterable
 
+from megalint import lazy_re
 from megalint.megatron.bound import BoundArgs
 from megalint.shell.facts import ScriptFacts, ShellFinding, ShellFindingKind
 from megalint.shell.names import NameFacts, script_names
 from megalint.source import Span
 
-_PLAIN_READ = re.compile(r"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})")
+_PLAIN_READ = lazy_re.compile(r"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})")
 _CLOSE = 0.6  # difflib's ratio from which a name assigned in the script is offered instead
 
 

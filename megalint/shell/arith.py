@@ -7,13 +7,13 @@ names are looked up through a callback that returns an int, None (unknown) or ra
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from functools import partial
 
+from megalint import lazy_re
 from megalint.errors import ScriptError
 
-_TOKEN = re.compile(
+_TOKEN = lazy_re.compile(
     r"\s*(?:(?P<num>0[xX][0-9a-fA-F]+|[0-9]+#[0-9a-zA-Z@_]+|[0-9]+)"
     r"|(?P<name>[A-Za-z_][A-Za-z_0-9]*)"
     r"|(?P<op><<=|>>=|\*\*|\+\+|--|<<|>>|<=|>=|==|!=|&&|\|\||\+=|-=|\*=|/=|%=|&=|\^=|\|=|[-+*/%<>=!~&|^?:(),]))"

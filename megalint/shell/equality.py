@@ -13,9 +13,10 @@ value unless the operand is quoted or the test is `[[ … ]]` (which does not sp
 
 from __future__ import annotations
 
-import re
 from collections.abc import Hashable
 from typing import cast
+
+from megalint import lazy_re
 
 __all__ = ["Comparison", "Taken", "comparison", "recall", "learn"]
 
@@ -24,10 +25,10 @@ __all__ = ["Comparison", "Taken", "comparison", "recall", "learn"]
 # kinds cannot meet.
 Taken = dict[tuple[object, ...], tuple[object, object]]
 
-_TEST = re.compile(r"^(\[\[?)\s+(\S+)\s+(==?|!=)\s+(\S+)\s+(\]\]?)$")
-_GLOB = re.compile(r"[*?\[\]]")
-_QUOTED = re.compile(r"^(?:\"([^\"$`\\]*|\$\{?\w+\}?)\"|'([^']*)')$")
-_VAR = re.compile(r"^\$\{?([A-Za-z_]\w*)\}?$")
+_TEST = lazy_re.compile(r"^(\[\[?)\s+(\S+)\s+(==?|!=)\s+(\S+)\s+(\]\]?)$")
+_GLOB = lazy_re.compile(r"[*?\[\]]")
+_QUOTED = lazy_re.compile(r"^(?:\"([^\"$`\\]*|\$\{?\w+\}?)\"|'([^']*)')$")
+_VAR = lazy_re.compile(r"^\$\{?([A-Za-z_]\w*)\}?$")
 
 
 class Comparison(tuple[str, str, bool, bool]):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from megalint import lazy_re
 from megalint.shell.argloops import argument_loop_findings
 from megalint.shell.facts import ShellFinding, ShellFindingKind
 from megalint.shell.parse import ParsedScript
@@ -63,8 +64,8 @@ def _context(ps: ParsedScript, byte: int) -> str | None:
     return None
 
 
-_BACKSLASH_BLANKS = re.compile(r"\\[ \t]+$", re.M)
-_UNESCAPED_BACKSLASH_BLANKS = re.compile(r"(?<!\\)((?:\\\\)*)(\\)([ \t]+)$", re.M)
+_BACKSLASH_BLANKS = lazy_re.compile(r"\\[ \t]+$", re.M)
+_UNESCAPED_BACKSLASH_BLANKS = lazy_re.compile(r"(?<!\\)((?:\\\\)*)(\\)([ \t]+)$", re.M)
 
 
 def _trailing_blanks(ps: ParsedScript) -> list[ShellFinding]:

@@ -10,10 +10,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from megalint import lazy_re
 from megalint.source import SourceFile, Span
 
-_SBATCH = re.compile(r"^#SBATCH\s+(.*)$")
-_PBS = re.compile(r"^#PBS\s+(.*)$")
+_SBATCH = lazy_re.compile(r"^#SBATCH\s+(.*)$")
+_PBS = lazy_re.compile(r"^#PBS\s+(.*)$")
 _SHORT = {
     "-N": "--nodes",
     "-n": "--ntasks",

@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from megalint import lazy_re
 from megalint.source import SourceFile
 
 # The shell's own variables and the usual environment of a login (bash(1), "Shell Variables").
@@ -73,22 +74,22 @@ def provided(name: str) -> bool:
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 # `NAME=`, `NAME+=`, `NAME[i]=` anywhere, comments and strings included (`# DATA=/path bash x.sh`).
-_GIVES = re.compile(rf"(?<![\w$])({_NAME})(?:\[[^\]\n]*\])?\+?=")
+_GIVES = lazy_re.compile(rf"(?<![\w$])({_NAME})(?:\[[^\]\n]*\])?\+?=")
 # `${NAME:-…}`, `${NAME-…}`, `${NAME:?…}`, `${NAME:=…}`, `${NAME:+…}`: read knowing it may be unset.
-_GUARDS = re.compile(rf"\$\{{({_NAME}):?[-?=+]")
+_GUARDS = lazy_re.compile(rf"\$\{{({_NAME}):?[-?=+]")
 # `[ -z "$NAME" ]`, `[[ -n ${NAME} ]]`, `[[ -v NAME ]]`
-_TESTS = re.compile(rf"-[znv]\s+\"?\$?\{{?({_NAME})")
+_TESTS = lazy_re.compile(rf"-[znv]\s+\"?\$?\{{?({_NAME})")
 # The commands that give a name a value or a declaration without `=`, and `for NAME`.
-_DECLARES = re.compile(
+_DECLARES = lazy_re.compile(
     r"(?:^|[\s;&|(`])(?:export|declare|local|readonly|typeset|read|getopts|mapfile|readarray|unset|printf\s+-v|for)"
     r"\s([^\n;|&#)]*)"
 )
 # An assignment that starts a statement: where a name is given its value, for "did you mean".
-_ASSIGNMENT = re.compile(rf"^[ \t]*(?:(?:export|local|readonly|declare(?:[ \t]+-\w+)*)[ \t]+)?({_NAME})\+?=", re.M)
-_READS = re.compile(rf"\$\{{?({_NAME})")
+_ASSIGNMENT = lazy_re.compile(rf"^[ \t]*(?:(?:export|local|readonly|declare(?:[ \t]+-\w+)*)[ \t]+)?({_NAME})\+?=", re.M)
+_READS = lazy_re.compile(rf"\$\{{?({_NAME})")
 # A name computed at run time given a value: `export "$KEY"="$VALUE"`, `declare "$k=…"`,
 # `printf -v "$out"`, `read -r "$var"`, `eval "$k=$v"`.
-_DYNAMIC = re.compile(
+_DYNAMIC = lazy_re.compile(
     r"(?:^|[\s;&|(`])(?:(?:export|declare|local|readonly|typeset)(?:\s+-\w+)*|printf\s+-v|read(?:\s+-\w+)*)"
     r"\s+\"?\$"
     r"|\beval\b[^\n]*\$\{?\w+\}?\\?\"?\+?=",

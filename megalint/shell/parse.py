@@ -11,13 +11,13 @@
 from __future__ import annotations
 
 import codecs
-import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import tree_sitter
 import tree_sitter_bash
 
+from megalint import lazy_re
 from megalint.errors import InputError
 from megalint.shell.node_query import NodeQuery, Pattern
 from megalint.source import SourceFile, Span, decode
@@ -36,7 +36,7 @@ LANGUAGE = tree_sitter.Language(tree_sitter_bash.language())
 # `<<EOF`, `< file`, `<(cmd)` and `<&3` do not match.
 # Led by its literal `<` (a look-behind first would be tried at every position); the
 # character before it is checked by hand.
-_PLACEHOLDER_B = re.compile(rb"<[A-Za-z_][^<>\n]*>")
+_PLACEHOLDER_B = lazy_re.compile(rb"<[A-Za-z_][^<>\n]*>")
 _PLACEHOLDER_AFTER = frozenset(bytes([c]) for c in b"=/: \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f")
 _NOT_PLACEHOLDER_CONTEXT = {
     "string",

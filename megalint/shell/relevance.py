@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from megalint import lazy_re
 from megalint.shell.parse import ParsedScript
 
 # Commands the evaluator neither records nor follows (interp/commands.py: INERT ∩ NOT_LAUNCH, plus the
@@ -63,16 +64,16 @@ _CANDIDATES = frozenset(
 # Reads by a name no text spells: `${!x}`, `declare -n`/`local -n`, `set -a`/`set -o allexport`.
 # One literal-led pattern each: an alternation would be tried at every position.
 _NAMEREF = tuple((kw, re.compile(kw + rb"\s+-\w*n")) for kw in (b"declare", b"local", b"typeset"))
-_ALLEXPORT = re.compile(rb"set\s+(?:-\w*a|-o\s+allexport)")
-_IDENT_B = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+_ALLEXPORT = lazy_re.compile(rb"set\s+(?:-\w*a|-o\s+allexport)")
+_IDENT_B = lazy_re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 # In `$(( ))`: an assignment, `++`/`--`, a base (`16#ff`), `**` (a negative exponent fails), or a
 # division that is not by a non-zero number written out (division by 0 is reported).
-_ARITH_UNSAFE = re.compile(rb"(?<![=!<>])=(?!=)|\+\+|--|#|\*\*|[/%](?!\s*[1-9][0-9]*(?![0-9A-Za-z_.\[]))")
+_ARITH_UNSAFE = lazy_re.compile(rb"(?<![=!<>])=(?!=)|\+\+|--|#|\*\*|[/%](?!\s*[1-9][0-9]*(?![0-9A-Za-z_.\[]))")
 # `${X:=v}`, `${X=v}` assign; `${X:?msg}`, `${X?}` stop the script: a `=` or `?` before the `}`.
 # Read over the whole text: a match inside quotes or a comment only keeps a statement that could
 # have been skipped.
-_EXPANSION_UNSAFE = re.compile(rb"\$\{[^}=?]*[=?]")
-_STRAY_BACKSLASH = re.compile(rb"\\[ \t]+\n")
+_EXPANSION_UNSAFE = lazy_re.compile(rb"\$\{[^}=?]*[=?]")
+_STRAY_BACKSLASH = lazy_re.compile(rb"\\[ \t]+\n")
 
 
 def _dynamic(data: bytes) -> bool:

@@ -1,6 +1,7 @@
 """The shell stage runs first: it imports nothing of the stages that run after it (launch,
-megatron, rules), only itself, the source model, the error hierarchy and the record of what it
-asks the file system (probes.py, which the caches read)."""
+megatron, rules), only itself, the source model, the error hierarchy, the record of what it
+asks the file system (probes.py, which the caches read) and the patterns compiled on first use
+(lazy_re.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 import megalint.shell
 
 SHELL = Path(megalint.shell.__file__).parent
-ALLOWED = ("megalint.shell", "megalint.source", "megalint.errors", "megalint.probes")
+ALLOWED = ("megalint.shell", "megalint.source", "megalint.errors", "megalint.probes", "megalint.lazy_re")
 
 
 def _imports(path: Path) -> list[str]:
@@ -19,7 +20,8 @@ def _imports(path: Path) -> list[str]:
         if isinstance(node, ast.Import):
             names.extend(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module is not None and node.level == 0:
-            names.append(node.module)
+            # `from megalint import lazy_re` imports megalint.lazy_re: each name as the module it may be
+            names.extend(f"{node.module}.{alias.name}" for alias in node.names)
     return names
 
 

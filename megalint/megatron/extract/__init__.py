@@ -13,6 +13,8 @@ import os
 import re
 from typing import TYPE_CHECKING, Any
 
+from megalint import lazy_re
+
 from .sources import ExtractError, SourceTree, open_tree
 
 if TYPE_CHECKING:
@@ -72,7 +74,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'megalint.megatron.extract' has no attribute {name!r}")
 
 
-_WHEEL_VERSION = re.compile(r"^[A-Za-z0-9_.]+?-(?P<version>[0-9][^-]*)-")
+_WHEEL_VERSION = lazy_re.compile(r"^[A-Za-z0-9_.]+?-(?P<version>[0-9][^-]*)-")
 
 
 def _version_from_tree(tree: SourceTree) -> str | None:

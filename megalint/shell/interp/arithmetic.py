@@ -8,10 +8,10 @@ would fail on: a finding.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from megalint import lazy_re
 from megalint.shell import arith
 from megalint.shell.facts import ShellFindingKind
 from megalint.shell.interp import expansion, fast_paths, variables
@@ -24,7 +24,7 @@ from megalint.source import Span
 if TYPE_CHECKING:
     from megalint.shell.interp.core import Evaluator
 
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NAME = lazy_re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _MAX_NESTING = 8  # values that are expressions, evaluated in turn (bash: "expression recursion level exceeded")
 
 

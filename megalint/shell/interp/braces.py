@@ -11,9 +11,9 @@ groups and anything past MAX_FIELDS words is unknown rather than guessed.
 from __future__ import annotations
 
 import itertools
-import re
 from typing import TYPE_CHECKING
 
+from megalint import lazy_re
 from megalint.shell.interp import splitting
 from megalint.shell.interp.pieces import Piece, SegmentPiece
 from megalint.shell.interp.state import MAX_FIELDS, Frame, Node, State
@@ -23,7 +23,7 @@ from megalint.source import Span
 if TYPE_CHECKING:
     from megalint.shell.interp.core import Evaluator
 
-_RANGE = re.compile(r"\{(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])(?:\.\.(-?\d+))?\}\Z")
+_RANGE = lazy_re.compile(r"\{(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])(?:\.\.(-?\d+))?\}\Z")
 _SPECIAL = frozenset("\\'\"$`{}")
 
 # One alternative of a group: its text and where it is shown.

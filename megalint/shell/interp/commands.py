@@ -6,11 +6,11 @@ calls of the script's functions, and the record of every other command as it wou
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from megalint import lazy_re
 from megalint.shell import arith
 from megalint.shell.facts import CommandRecord, ShellFindingKind
 from megalint.shell.interp import arithmetic, assignments, expansion, nested_scripts, variables
@@ -36,8 +36,8 @@ INERT = frozenset(
     "echo printf mkdir rm cp mv ls cat sleep touch chmod ln tee sed awk grep head tail sort uniq wc tr "
     "cut hostname date true false : wait nvidia-smi pip mkdir find xargs".split()
 )
-_ASSIGNING = re.compile(r"\$\(\(|\(\(|\$\[|\$\{[^}]*=|\\|`|\$\(")
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ASSIGNING = lazy_re.compile(r"\$\(\(|\(\(|\$\[|\$\{[^}]*=|\\|`|\$\(")
+_NAME = lazy_re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def command(ev: Evaluator, node: Node, st: State, frame: Frame) -> list[State]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, cast
 
+from megalint import lazy_re
 from megalint.shell import arith, equality
 from megalint.shell.interp import arithmetic, expansion
 from megalint.shell.interp.patterns import glob_match
@@ -27,8 +28,8 @@ TestKey = tuple[str, tuple[tuple[str, int], ...]]
 Undecided = tuple[TestKey, tuple[object, ...], equality.Comparison | None]
 
 # Tests of files, terminals and the like: their outcome may change as the script runs.
-_MACHINE_TEST = re.compile(r"(?<![\w-])-(?:[a-hkprstuwxvGLNOS]|nt|ot|ef)(?![\w-])")
-_INT = re.compile(r"\s*[-+]?\d+\s*")
+_MACHINE_TEST = lazy_re.compile(r"(?<![\w-])-(?:[a-hkprstuwxvGLNOS]|nt|ot|ef)(?![\w-])")
+_INT = lazy_re.compile(r"\s*[-+]?\d+\s*")
 
 
 def decide(ev: Evaluator, node: Node, st: State, frame: Frame) -> tuple[bool | None, Undecided | None]:

@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from megalint import lazy_re
 from megalint.shell.facts import ASSUME_DIRNAME, ASSUME_PWD, ShellFindingKind
 from megalint.shell.interp import arithmetic, braces, fast_paths, parameters, splitting
 from megalint.shell.interp.pieces import (
@@ -34,12 +35,12 @@ if TYPE_CHECKING:
     from megalint.shell.interp.core import Evaluator
 
 _LITERAL_WORDS = frozenset({"word", "number", "raw_string"})
-_STRAY_BACKSLASH = re.compile(r"\\([ \t]+)(?=\n)")
+_STRAY_BACKSLASH = lazy_re.compile(r"\\([ \t]+)(?=\n)")
 # `$(dirname "$0")`, `$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)`: the script's directory.
-_SCRIPT_DIR = re.compile(
+_SCRIPT_DIR = lazy_re.compile(
     r"""(cd\s+)?"?\$\(\s*dirname\s+"?(\$0|\$\{0\}|\$\{BASH_SOURCE(\[0\])?\}|\$BASH_SOURCE)"?\s*\)"?(\s*(&&|;)\s*pwd(\s+-P)?)?"""
 )
-_DIRNAME = re.compile(
+_DIRNAME = lazy_re.compile(
     r"""dirname\s+"?(\$0|\$\{0\}|\$\{BASH_SOURCE(\[0\])?\}|\$BASH_SOURCE|\$\(\s*(realpath|readlink\s+-f)\s+"?(\$0|\$\{BASH_SOURCE(\[0\])?\})"?\s*\))"?"""
 )
 

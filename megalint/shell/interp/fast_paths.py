@@ -9,10 +9,10 @@ for those, or None to leave the case to them. tests/shell/test_fast_paths.py tur
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from megalint import lazy_re
 from megalint.shell.interp import arithmetic, splitting, variables
 from megalint.shell.interp.pieces import SegmentPiece
 from megalint.shell.interp.reparse import MappedSource
@@ -42,9 +42,9 @@ if TYPE_CHECKING:
 ENABLED = True
 PLAIN_MAX = 4_096  # longer plain words take the general path (it checks the size limits)
 # `$X`, `$1`, `${X}`: a reference whose value variables.var_scalar gives
-_VALUE_REF = re.compile(rb"\$(?:([A-Za-z_][A-Za-z0-9_]*|[0-9])|\{([A-Za-z_][A-Za-z0-9_]*)\})\Z")
+_VALUE_REF = lazy_re.compile(rb"\$(?:([A-Za-z_][A-Za-z0-9_]*|[0-9])|\{([A-Za-z_][A-Za-z0-9_]*)\})\Z")
 # `$` in arithmetic: a plain reference (groups 1, 2), or anything else (no group).
-_ARITH_REF = re.compile(r"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\}|)")
+_ARITH_REF = lazy_re.compile(r"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\}|)")
 
 
 # ---------------------------------------------------------------------- words

@@ -9,9 +9,9 @@ only their commands count afterwards (algebra.effects_only).
 from __future__ import annotations
 
 import os
-import re
 from typing import TYPE_CHECKING, cast
 
+from megalint import lazy_re
 from megalint.errors import InputError
 from megalint.probes import is_file
 from megalint.shell.facts import ASSUME_RELATIVE, UnreadReason
@@ -215,11 +215,11 @@ def eval_string(ev: Evaluator, args: list[Word], span: Span, st: State, frame: F
 # A command string that is one simple command of plain words and unknown parts (`torchrun
 # --nproc_per_node 8 pretrain_gpt.py --num-layers 32 --load ${__megalint_unknown_3}`): each
 # blank-separated run is one word of it, as the parser reads it. Anything else is parsed.
-_NOT_SIMPLE = re.compile(r"[^A-Za-z0-9_.,:/+@%= \t-]")  # outside plain words and the blanks between them
-_RUN = re.compile(r"[^ \t]+")
-_NUMBER = re.compile(r"-?(?:0x)?[0-9]+")
-_PLACEHOLDER = re.compile(r"\$\{" + UNKNOWN_PREFIX + r"[0-9]+\}")
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
+_NOT_SIMPLE = lazy_re.compile(r"[^A-Za-z0-9_.,:/+@%= \t-]")  # outside plain words and the blanks between them
+_RUN = lazy_re.compile(r"[^ \t]+")
+_NUMBER = lazy_re.compile(r"-?(?:0x)?[0-9]+")
+_PLACEHOLDER = lazy_re.compile(r"\$\{" + UNKNOWN_PREFIX + r"[0-9]+\}")
+_ASSIGNMENT = lazy_re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 _RESERVED = frozenset("if then else elif fi case esac for select while until do done in function time coproc".split())
 
 

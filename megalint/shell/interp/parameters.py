@@ -9,9 +9,9 @@ on it says so. Glob matching for the pattern operators is patterns.py.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
+from megalint import lazy_re
 from megalint.shell import arith
 from megalint.shell.facts import SplitElement
 from megalint.shell.interp import arithmetic, expansion, variables
@@ -35,8 +35,8 @@ from megalint.source import Span
 if TYPE_CHECKING:
     from megalint.shell.interp.core import Evaluator
 
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-PLACEHOLDER = re.compile(r"<[A-Za-z_][^<>\n]*>")
+_NAME = lazy_re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+PLACEHOLDER = lazy_re.compile(r"<[A-Za-z_][^<>\n]*>")
 
 
 def simple_expansion(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import fnmatch
 import re
 
+from megalint import lazy_re
 from megalint.shell.interp.state import MAX_PATTERN_REPLACE, MAX_PATTERN_SUBJECT, MAX_VALUE_CHARS
 
 
@@ -22,7 +23,7 @@ def glob_match(pat: str, text: str) -> bool:
     return re.match(_glob_to_regex(pat), text, re.S) is not None
 
 
-_GLOB_CHARS = re.compile(r"[*?\[\\]")
+_GLOB_CHARS = lazy_re.compile(r"[*?\[\\]")
 
 
 def strip_pattern(value: str, pat: str, op: str) -> str | None:

@@ -10,10 +10,10 @@ point back to each part's place.
 from __future__ import annotations
 
 import bisect
-import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from megalint import lazy_re
 from megalint.shell.interp.splitting import IFS
 from megalint.shell.interp.state import UNKNOWN_PREFIX, Frame
 from megalint.shell.parse import ParsedScript, parse_padded, parse_text
@@ -23,7 +23,7 @@ from megalint.source import SourceFile, Span
 if TYPE_CHECKING:
     from megalint.shell.interp.core import Evaluator
 
-_BLANK = re.compile(rb"[^\n]")
+_BLANK = lazy_re.compile(rb"[^\n]")
 
 
 class MappedSource(SourceFile):

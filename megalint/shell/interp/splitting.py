@@ -8,10 +8,10 @@ text was written, and records the expansion in the segment's `via`.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from megalint import lazy_re
 from megalint.shell.interp.pieces import Expansion, FieldBreak, Piece, SegmentPiece, Splat
 from megalint.shell.interp.state import MAX_FIELDS, Frame, Node, oversized, too_long
 from megalint.shell.values import Segment, Unknown, Word, written_at
@@ -20,7 +20,7 @@ from megalint.source import Span
 if TYPE_CHECKING:
     from megalint.shell.interp.core import Evaluator
 
-IFS = re.compile(r"[ \t\n]+")
+IFS = lazy_re.compile(r"[ \t\n]+")
 
 
 def split(ev: Evaluator, pieces: list[Piece], node: Node, frame: Frame) -> list[Word]:

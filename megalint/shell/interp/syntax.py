@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import re
 
+from megalint import lazy_re
 from megalint.shell.interp.state import Node
 from megalint.shell.node_query import NodeQuery, Pattern
 from megalint.shell.parse import LANGUAGE, ParsedScript
 
-NOT_PLAIN = re.compile(rb"[^A-Za-z0-9_.,:/+@%=-]")  # a word outside this set may need expanding
+NOT_PLAIN = lazy_re.compile(rb"[^A-Za-z0-9_.,:/+@%=-]")  # a word outside this set may need expanding
 
 
 def plain_name(node: Node | None) -> str | None:
