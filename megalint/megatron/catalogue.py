@@ -528,7 +528,13 @@ def shipped_options() -> frozenset[str]:
 
 def shipped_history(option_string: str, extra: tuple[Catalogue, ...] = ()) -> FlagHistory:
     """Which shipped catalogue versions (and `extra` ones) define an option string."""
-    found = [v for v in KNOWN_VERSIONS if _load_packaged(v).lookup(option_string) is not None]
+    # An option no shipped catalogue defines (a fork's own, a misspelling) is in none of the
+    # curated ones: known from shipped_names.json, without loading the four not in use.
+    found = (
+        [v for v in KNOWN_VERSIONS if _load_packaged(v).lookup(option_string) is not None]
+        if option_string in shipped_options()
+        else []
+    )
     for cat in extra:
         if cat.lookup(option_string) is not None:
             found.append(cat.version)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from megalint.megatron import catalogue
 from megalint.megatron.catalogue import (
     Catalogue,
     CatalogueError,
@@ -19,6 +20,7 @@ from megalint.megatron.catalogue import (
     known_versions,
     resolve_version,
 )
+from megalint.megatron.versions import KNOWN_VERSIONS
 
 ROOT = Path(__file__).resolve().parents[2]
 TSV = Path(__file__).parent.parent / "data" / "megatron-flags-by-version.tsv"
@@ -243,6 +245,15 @@ def test_history():
     assert head.history("--local_rank").defined_in == ("0.8",)
     assert head.history("--no-such-flag").relation("HEAD") == "unknown"
     assert head.history("--hidden-size").relation("HEAD") == "present"
+
+
+def test_shipped_history_of_an_option_no_catalogue_has_loads_none(monkeypatch):
+    scan = lambda o: [v for v in KNOWN_VERSIONS if Catalogue.load(v).lookup(o) is not None]  # noqa: E731
+    unknown = ["--no-such-flag", "--hidden_size", "--Hidden-size", "-x", "--moe-grouped-gemm2"]
+    for option in sorted(catalogue.shipped_options()) + unknown:
+        assert catalogue.shipped_history(option).defined_in == tuple(catalogue._sorted_versions(scan(option)))
+    monkeypatch.setattr(catalogue, "_load_packaged", None)  # an unknown option reads no catalogue
+    assert catalogue.shipped_history("--no-such-flag").defined_in == ()
 
 
 def test_from_file_round_trip(tmp_path):
