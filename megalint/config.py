@@ -63,6 +63,8 @@ _KEYS: dict[str, type] = {
 
 @dataclass
 class Config:
+    """The settings of one configuration file (or the defaults), as read."""
+
     path: str | None = None  # the file it came from; None for the defaults
     root: str = "."  # the folder paths in it are relative to
     megatron_version: str | None = None

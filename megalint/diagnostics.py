@@ -59,6 +59,8 @@ class Edit:
 
 @dataclass(frozen=True)
 class Fix:
+    """The edits that fix a finding, with how safe they are to apply."""
+
     message: str
     applicability: Applicability
     edits: tuple[Edit, ...]
@@ -73,12 +75,16 @@ class Fix:
 
 @dataclass(frozen=True)
 class Label:
+    """A secondary place a finding points at, with what it says there."""
+
     span: Span
     text: str
 
 
 @dataclass
 class Diagnostic:
+    """One finding: a rule's verdict at a place of a script, with why and how to fix it."""
+
     code: str
     name: str
     severity: Severity

@@ -57,6 +57,8 @@ STDIN = "-"
 
 @dataclass(frozen=True)
 class Job:
+    """A file a run checks, with how it was named."""
+
     path: str  # as shown in findings (`shown_name`)
     real: str | None  # on disk; None for standard input
     explicit: bool  # named on the command line (or standard input)

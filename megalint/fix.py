@@ -153,6 +153,8 @@ def is_applicable(d: Diagnostic, unsafe: bool, path: str | None = None) -> bool:
 
 @dataclass
 class FixResult:
+    """A text with fixes applied: which were, which were not and why."""
+
     original: str
     text: str
     applied: list[Diagnostic] = field(default_factory=list)

@@ -92,6 +92,8 @@ STATEMENT_TYPES = frozenset(
 
 @dataclass(frozen=True)
 class CodeRef:
+    """A rule code or name in a suppression comment, with where."""
+
     text: str
     span: Span
     # Lines this code covers; (0, -1) until known, e.g. for an `enable`.
@@ -101,6 +103,8 @@ class CodeRef:
 
 @dataclass(frozen=True)
 class Directive:
+    """A `# megalint:` comment: what it suppresses or turns on, and where."""
+
     kind: str  # ignore | disable | enable | file-ignore | invalid
     path: str
     span: Span  # the whole comment

@@ -36,6 +36,8 @@ SHARE = True
 
 @dataclass(frozen=True)
 class Missing:
+    """An input a rule needed and the context did not have, with why."""
+
     path: str
     reason: str | None = None
 
@@ -45,6 +47,8 @@ class Missing:
 
 @dataclass
 class Undecided:
+    """A rule that could not be decided on a target, and the inputs it lacked."""
+
     rule: Rule
     missing: tuple[Missing, ...]
     condition: str | None = None
@@ -60,6 +64,8 @@ class Undecided:
 
 @dataclass
 class RuleFailure:
+    """A rule whose condition failed to run (a type mismatch, a budget passed)."""
+
     rule: Rule
     message: str
     condition: str | None = None
@@ -84,6 +90,8 @@ class Target:
 
 @dataclass
 class Evaluation:
+    """What deciding rules on targets gave: findings, undecided rules, failures, outcomes."""
+
     diagnostics: list[Diagnostic] = field(default_factory=list)
     undecided: list[Undecided] = field(default_factory=list)
     failures: list[RuleFailure] = field(default_factory=list)

@@ -22,6 +22,8 @@ _CARETS = lazy_re.compile(r"^(?P<lead>[ \t]*#[ \t]*)(?P<carets>\^+)[ \t]+(?P<cod
 
 @dataclass(frozen=True)
 class CaretProblem:
+    """A caret line of an annotated example that does not say what it should."""
+
     offset: int  # of the caret line in the script
     message: str
 

@@ -122,6 +122,8 @@ class Ref:
 
 @dataclass(frozen=True)
 class Scan:
+    """What an expression's tokens tell without compiling it."""
+
     refs: tuple[Ref, ...]
     functions: tuple[tuple[str, int], ...]  # (name, offset)
     bound: frozenset[str]  # names bound by comprehension macros

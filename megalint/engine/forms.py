@@ -64,6 +64,8 @@ _BARE = lazy_re.compile(r"[^\s,()\"']+")
 
 @dataclass(frozen=True)
 class Call:
+    """A place or edit builder named in a rule (`flag(num_layers)`), with its arguments."""
+
     name: str
     args: tuple[Any, ...]  # str for names, Template for text
     source: str

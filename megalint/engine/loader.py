@@ -110,6 +110,8 @@ def _rule_files(folder: Traversable) -> list[tuple[Traversable, str]]:
 
 @dataclass(frozen=True)
 class _ParsedFile:
+    """One rule file read: its rules with their positions, or its errors."""
+
     path: str
     errors: list[RuleError]
     keys: list[tuple[Rule, Position, Position]]  # (rule, code pos, name pos)

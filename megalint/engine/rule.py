@@ -53,6 +53,8 @@ class Expected:
 
 @dataclass(frozen=True)
 class Example:
+    """One of a rule's examples: a script, and the findings it must (or must not) give."""
+
     kind: str  # "bad" or "good"
     script: str
     expect: tuple[Expected, ...]
@@ -72,6 +74,8 @@ class Example:
 
 @dataclass(frozen=True)
 class ForEach:
+    """A rule's `for_each`: the variable bound to each item of the list the expression gives."""
+
     var: str
     source: Expr
 
@@ -90,6 +94,8 @@ class PlaceSpec:
 
 @dataclass(frozen=True)
 class LabelSpec:
+    """A rule's secondary place, its text and the condition it is shown under."""
+
     at: Call
     text: Template
     when: Expr | None = None
@@ -97,6 +103,8 @@ class LabelSpec:
 
 @dataclass(frozen=True)
 class FixSpec:
+    """A rule's fix: its message, how safe it is and the edits that make it."""
+
     message: Template
     applicability: Applicability
     edits: tuple[Call, ...]

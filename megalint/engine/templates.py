@@ -80,6 +80,8 @@ _FILTER = lazy_re.compile(r"^\s*([a-z]+)\s*(?:\(\s*(.*?)\s*\))?\s*$", re.DOTALL)
 
 @dataclass(frozen=True)
 class Placeholder:
+    """An expression in a message template, with its filters."""
+
     expr: Expr
     filters: tuple[tuple[str, Any], ...]
     offset: int  # of the expression in the template
@@ -99,6 +101,8 @@ class Placeholder:
 
 @dataclass(frozen=True)
 class Template:
+    """A message with `{{ expression }}` placeholders, split into text and placeholders."""
+
     source: str
     parts: tuple[str | Placeholder, ...]
 

@@ -59,6 +59,8 @@ _SOURCE_RANK = {"inferred": 0, "seen": 1, "measured": 2}
 
 @dataclass(frozen=True)
 class GpuProfile:
+    """One GPU (or family) of the GPU table: what it supports and how much memory it has."""
+
     id: str
     name: str
     kind: str = "gpu"  # "gpu" or "family"
@@ -157,6 +159,8 @@ _WHY = {
 
 @dataclass(frozen=True)
 class Detection:
+    """The GPU a script's hints name, the hint that decided it and those set aside."""
+
     profile: GpuProfile
     span: Span | None  # the GPU's name inside the deciding hint (the whole hint if not exact)
     reason: str  # "taken from `#SBATCH --constraint=a100`"
@@ -274,6 +278,8 @@ def _complete_family(fam: GpuProfile, by_id: dict[str, GpuProfile]) -> GpuProfil
 
 @dataclass
 class _Profiles:
+    """The GPU table, indexed by every alias of each GPU."""
+
     by_id: dict[str, GpuProfile]
     index: dict[str, str] = field(default_factory=dict)  # normalised alias -> id
     # What `_scan` found in a text: the same comments and hints recur across a repository's
@@ -354,6 +360,8 @@ _FORM = lazy_re.compile(r"^(sxm\d?|pcie|nvl)$")
 
 @dataclass(frozen=True)
 class _Mention:
+    """A GPU named in a hint's text, with where."""
+
     profile: GpuProfile
     start: int  # character offsets in the hint text
     end: int

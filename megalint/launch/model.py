@@ -54,6 +54,8 @@ class Quantity:
 
 @dataclass
 class Launch:
+    """One run of a Megatron entry point: its launcher, arguments, environment and world."""
+
     # torchrun | torch.distributed.launch | torch.distributed.run | srun | deepspeed | mpirun | python;
     # "fragment" for arguments a file sets without launching them (launch/fragments.py)
     launcher: str

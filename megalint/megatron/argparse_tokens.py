@@ -18,6 +18,8 @@ _HELP = ("-h", "--help")
 
 @dataclass
 class Token:
+    """One word of an argv as argparse reads it."""
+
     kind: str  # "O" option, "A" argument, "S" splat, "X" unknown word, "U" unreadable option,
     #            "-" the "--" separator, "H" help
     word: Word

@@ -47,6 +47,8 @@ FATAL = frozenset(
 
 @dataclass(frozen=True)
 class Problem:
+    """A problem argparse (or Megatron before training) has with a launch's arguments."""
+
     kind: ProblemKind
     message: str  # argparse's wording where it has one
     span: Span | None  # the exact text at fault
@@ -157,6 +159,8 @@ class Passthrough:
 
 @dataclass
 class BoundArgs:
+    """A launch's argv bound to a catalogue: each dest's value, and the problems found."""
+
     version: str
     catalogue: Catalogue
     args: dict[str, BoundArg]

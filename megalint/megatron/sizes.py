@@ -16,6 +16,8 @@ _ARGS = "megatron/training/arguments.py"
 
 @dataclass(frozen=True)
 class SizeLimit:
+    """The least value Megatron accepts for a size argument, and why."""
+
     least: int
     why: str  # what Megatron does with a smaller value, with the line it does it at (HEAD)
     divisor: bool = False  # Megatron divides by it: 0 raises ZeroDivisionError

@@ -20,6 +20,8 @@ from .shape import ModelShape
 
 @dataclass
 class Kernels:
+    """Which kernels a launch runs: what the activations kept for backward depend on."""
+
     local: bool
     unfused: bool
     fp8: bool

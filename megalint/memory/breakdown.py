@@ -34,6 +34,8 @@ class MemoryEstimateJson(TypedDict):
 
 @dataclass(frozen=True)
 class StageEstimate:
+    """The memory of one pipeline stage's GPU, part by part."""
+
     stage: str  # "first", "middle" or "last" ("only" when PP = 1)
     pp_rank: int
     num_layers: int
@@ -79,6 +81,8 @@ EVENT_TERMS = {
 
 @dataclass(frozen=True)
 class MemoryEstimate:
+    """The memory of a launch's GPUs: each pipeline stage, and what lies outside PyTorch."""
+
     stages: tuple[StageEstimate, ...]
     overhead_bytes: int  # outside PyTorch's allocator: context, NCCL, fragmentation
     overhead_terms: dict[str, int]

@@ -22,6 +22,8 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Calibration:
+    """Constants of the memory model measured on real steps, each with how it was measured."""
+
     # Torch's composite RMSNorm (local spec: WrappedTorchNorm) keeps an fp32 copy of
     # its input and the normalised tensor for backward, on top of the output that the
     # next GEMM saves: 4h + 2h = 6h bytes per token physically; measured 6.75h per

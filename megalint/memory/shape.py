@@ -19,6 +19,8 @@ def pad_vocab(vocab: int, divisible_by: int, tp: int) -> int:
 
 @dataclass
 class ModelShape:
+    """The sizes of the model that its memory depends on."""
+
     L: int
     h: int
     a: int

@@ -41,6 +41,8 @@ class SuggestionJson(TypedDict):
 
 @dataclass(frozen=True)
 class Suggestion:
+    """A change of flags that makes a launch fit its GPUs' memory."""
+
     flags: tuple[str, ...]  # command-line text to add or replace, e.g. "--tensor-model-parallel-size 4"
     changes: dict[str, Any]  # the same as argparse dest -> new value
     peak_bytes: int  # predicted max_memory_allocated of the most loaded stage

@@ -64,6 +64,8 @@ HUMAN_FORMATS = frozenset({"full", "concise", "grouped"})
 
 @dataclass(frozen=True)
 class OutputTarget:
+    """A format and where it is written."""
+
     format: str
     path: str | None  # None: standard output
 

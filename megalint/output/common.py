@@ -25,6 +25,8 @@ INFORMATION_URI = REPOSITORY_URL
 
 @dataclass(frozen=True)
 class RenderOptions:
+    """How findings are shown: colour, width, context lines, fixes, paths."""
+
     # Human formats.
     color: bool = False
     width: int = 100

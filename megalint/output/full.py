@@ -131,6 +131,8 @@ def _visible(text: str) -> str:
 
 @dataclass
 class DisplayLine:
+    """A source line laid out in display cells."""
+
     pieces: list[str]  # per code point of the source line
     pos: list[int]  # display cell where each code point starts; pos[len] is the total
 
@@ -175,6 +177,8 @@ class DisplayLine:
 
 @dataclass
 class Mark:
+    """The columns a finding's caret covers on one line."""
+
     first: int  # 1-based columns on this line, end exclusive
     last: int
     primary: bool
@@ -183,6 +187,8 @@ class Mark:
 
 @dataclass
 class Annotation:
+    """A span underlined in a code frame (the finding's own or a label's), with its text."""
+
     path: str
     start_line: int
     start_col: int

@@ -157,6 +157,8 @@ def _severity_order(diagnostics: Sequence[Diagnostic]) -> list[Diagnostic]:
 
 @dataclass
 class GithubOutput:
+    """What the GitHub format prints, and the summary it writes."""
+
     text: str  # what goes to stdout
     summary: str | None  # Markdown for $GITHUB_STEP_SUMMARY, or None
     annotated: int

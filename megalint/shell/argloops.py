@@ -33,16 +33,22 @@ _SPECIAL_ARMS = ("*", "\\?", "?", ":", "'?'", '"?"', "':'", '":"')
 
 @dataclass(frozen=True)
 class _ShiftLoop:
+    """A `while`/`case` loop that reads options and moves past them with `shift`."""
+
     before: int  # shifts between `key="$1"` and the `case`: the option's place has moved by this
 
 
 @dataclass(frozen=True)
 class _ForLoop:
+    """A `for` loop over the script's arguments."""
+
     var: str
 
 
 @dataclass(frozen=True)
 class _Getopts:
+    """A `getopts` loop."""
+
     options: str | None  # the option string without a leading `:`; None when not literal
 
 
@@ -199,6 +205,8 @@ def _mentions_shift(node: Node, ps: ParsedScript) -> bool:
 
 @dataclass(frozen=True)
 class _Read:
+    """An argument an option's arm reads."""
+
     node: Node
     index: int  # the argument read, counted from the option's own place (1) when the turn began
 

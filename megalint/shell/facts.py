@@ -147,6 +147,8 @@ class SplitElement:
 
 @dataclass
 class ScriptFacts:
+    """What the shell stage found in a script: its paths, scheduler headers, comments and findings."""
+
     path: str
     sources: dict[str, SourceFile]
     paths: list[PathFacts]

@@ -51,6 +51,8 @@ _NOT_PLACEHOLDER_CONTEXT = {
 
 @dataclass
 class ParsedScript:
+    """A script's text and its syntax tree."""
+
     source: SourceFile
     tree: tree_sitter.Tree
     placeholders: list[Span] = field(default_factory=list)

@@ -25,6 +25,8 @@ from megalint.source import SourceFile, Span
 
 @dataclass(slots=True, unsafe_hash=True)
 class Unknown:
+    """A value that cannot be known, with why and where."""
+
     reason: str
     span: Span | None = None
 
@@ -34,6 +36,8 @@ class Unknown:
 
 @dataclass(slots=True)
 class Segment:
+    """A run of a word's text from one place (or unknown), with where it came from."""
+
     text: str | None
     site: Span | None
     origin: tuple[Span, ...] = ()
@@ -60,6 +64,8 @@ class Segment:
 
 @dataclass(slots=True)
 class Word:
+    """One word as the shell would pass it, in segments."""
+
     segments: tuple[Segment, ...]
     splat: Unknown | None = None
     _hash: int = field(default=0, init=False, repr=False, compare=False)

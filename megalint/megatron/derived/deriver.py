@@ -20,6 +20,8 @@ Computed = tuple[Any, str] | tuple[Any, str, str]
 
 @dataclass(frozen=True)
 class Derived:
+    """One value Megatron works out from the arguments, or why it cannot be known."""
+
     name: str
     value: Any  # the value (None = "not set", as in Megatron), or Unknown
     how: str  # the computation with its numbers, for messages and `megalint model`

@@ -53,27 +53,37 @@ class TypeInferenceError(InputError):
 
 @dataclass(frozen=True)
 class TNone:
+    """The type `None` in a field's annotation."""
+
     pass
 
 
 @dataclass(frozen=True)
 class TPlain:
+    """A named type in a field's annotation (`int`, an enum)."""
+
     name: str
     enum: EnumClass | None = None
 
 
 @dataclass(frozen=True)
 class TUnion:
+    """A union in a field's annotation (`int | None`)."""
+
     args: tuple[object, ...]
 
 
 @dataclass(frozen=True)
 class TLiteral:
+    """A `Literal[...]` in a field's annotation."""
+
     values: tuple[object, ...]
 
 
 @dataclass(frozen=True)
 class TGeneric:
+    """A generic in a field's annotation (`list[int]`)."""
+
     origin: str
     args: tuple[object, ...]
 
@@ -192,6 +202,8 @@ def extract_type(term: object) -> dict[str, object]:
 
 @dataclass
 class FieldInfo:
+    """A dataclass field that becomes a flag, with its annotation and default."""
+
     name: str
     owner: ClassRef
     annotation: cst.BaseExpression

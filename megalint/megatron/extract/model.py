@@ -61,6 +61,8 @@ class Flag:
 
 @dataclass
 class Catalogue:
+    """The flags extracted from one source tree, before they become a catalogue."""
+
     version: str
     generated_from: str
     flags: list[Flag]

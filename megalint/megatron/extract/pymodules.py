@@ -18,6 +18,8 @@ from .sources import ExtractError, SourceTree
 
 @dataclass(frozen=True)
 class ModuleRef:
+    """A module named by an import."""
+
     name: str
 
 
@@ -30,6 +32,8 @@ class ExternalRef:
 
 @dataclass(eq=False)
 class ClassRef:
+    """A class found in a parsed module."""
+
     module: ModuleInfo
     node: cst.ClassDef
 
@@ -44,6 +48,8 @@ class ClassRef:
 
 @dataclass(eq=False)
 class FuncRef:
+    """A function found in a parsed module."""
+
     module: ModuleInfo
     node: cst.FunctionDef
 
@@ -66,17 +72,23 @@ Resolved = ModuleRef | ExternalRef | ClassRef | FuncRef | ValueRef
 
 @dataclass(frozen=True)
 class _FromImport:
+    """A name imported with `from module import name`."""
+
     module: str  # absolute dotted module name
     name: str
 
 
 @dataclass(frozen=True)
 class _ModuleImport:
+    """A module imported with `import module`."""
+
     module: str
 
 
 @dataclass(eq=False)
 class ModuleInfo:
+    """A parsed module of the source tree, with what it defines and imports."""
+
     name: str
     is_package: bool
     tree: cst.Module

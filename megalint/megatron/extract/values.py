@@ -47,6 +47,8 @@ class Expr:
 
 @dataclass(frozen=True)
 class EnumMember:
+    """A member of an enum the source defines."""
+
     enum: str
     name: str
     value: object
@@ -54,6 +56,8 @@ class EnumMember:
 
 @dataclass(frozen=True)
 class EnumClass:
+    """An enum the source defines, with its members."""
+
     qualname: str
     members: tuple[EnumMember, ...]
 
@@ -121,6 +125,8 @@ class Scope:
 
 @dataclass(frozen=True)
 class _ClassAttr:
+    """An attribute of a class, as a value refers to it."""
+
     cls: ClassRef
     attr: str
 

@@ -30,6 +30,8 @@ class Expansion:
 
 @dataclass(slots=True)
 class SegmentPiece:
+    """A segment of an expansion, with whether word splitting applies to it."""
+
     segment: Segment
     split: bool  # unquoted: word splitting applies to its text
     expansion: Expansion | None  # the expansion it came from; None for text written in the word
