@@ -223,9 +223,10 @@ def _difference_of(a: State, b: State, values: _Values) -> int:
 def _differences(mine: tuple[Var | None, ...], theirs: tuple[Var | None, ...]) -> int:
     """How many of two paths' values of the same names differ (None, a name a path lacks)."""
     n = 0
-    # Most values are the same object on both paths: only the others are compared, in Python.
+    # Most values are the same object on both paths: only the others are compared, in Python,
+    # by their marks first (kept on each value: unequal marks are unequal values).
     for w, v in compress(zip(mine, theirs, strict=True), map(is_not, mine, theirs)):
-        if w is None or v is None or w != v:
+        if w is None or v is None or (w._mark or w.mark()) != (v._mark or v.mark()) or w != v:
             n += 1
     return n
 
