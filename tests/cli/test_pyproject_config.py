@@ -56,3 +56,49 @@ def test_pyproject_without_a_megalint_table_is_passed_over(megalint, scripts, te
     p = scripts("sub/job.sh", FP8)
     r = megalint("--output-format", "concise", str(p))
     assert r.rc == 1 and "ML201" in r.out, r.out + r.err  # the a100 of the megalint.toml above
+
+
+def test_a_valid_pyproject_is_read_once_and_an_edited_one_again(tmp_path, monkeypatch):
+    from megalint import config
+
+    monkeypatch.setenv("MEGALINT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("MEGALINT_NO_CACHE", raising=False)
+    data = b'[project]\nname = "x"\n'
+    assert config._is_toml(data)
+    read: list[bytes] = []
+    monkeypatch.setattr(config, "_parses", lambda d: read.append(d) or True)
+    assert config._is_toml(data) and read == []  # remembered by its bytes: not read again
+    edited = data + b"[tool.ruff]\n"
+    assert config._is_toml(edited) and read == [edited]
+
+
+def test_an_invalid_pyproject_is_never_remembered(tmp_path, monkeypatch):
+    from megalint import config
+
+    monkeypatch.setenv("MEGALINT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("MEGALINT_NO_CACHE", raising=False)
+    parses = config._parses
+    read: list[bytes] = []
+    monkeypatch.setattr(config, "_parses", lambda d: read.append(d) or parses(d))
+    broken = b'[project\nname = "x"\n'
+    assert not config._is_toml(broken) and not config._is_toml(broken)
+    assert read == [broken, broken]
+
+
+@pytest.mark.parametrize("setting", ["no-cache", "unwritable"])
+def test_without_a_cache_folder_a_pyproject_is_read_each_time(tmp_path, monkeypatch, setting):
+    from megalint import config
+
+    if setting == "no-cache":
+        monkeypatch.setenv("MEGALINT_CACHE_DIR", str(tmp_path / "cache"))
+        monkeypatch.setenv("MEGALINT_NO_CACHE", "1")
+    else:
+        (tmp_path / "file").write_text("")
+        monkeypatch.setenv("MEGALINT_CACHE_DIR", str(tmp_path / "file"))  # a file: no folder in it
+        monkeypatch.delenv("MEGALINT_NO_CACHE", raising=False)
+    parses = config._parses
+    read: list[bytes] = []
+    monkeypatch.setattr(config, "_parses", lambda d: read.append(d) or parses(d))
+    data = b'[project]\nname = "x"\n'
+    assert config._is_toml(data) and config._is_toml(data)
+    assert read == [data, data]
