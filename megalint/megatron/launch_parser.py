@@ -93,15 +93,16 @@ def parser_for_launch(
 
     try:
         found = fork_catalogue(fork, source_roots, version_text)
-    except ExtractError as exc:
-        return LaunchParser(catalogue, version, fork, f"the {fork.name} parser could not be read: {exc}")
-    code = found.sources + ((str(fork.entry_file),) if fork.entry_file is not None else ())
-    if fork.name == MEGATRON_TREE and found.missing is None:
-        extra = found.extra_options
-        if not extra:
+        code = found.sources + ((str(fork.entry_file),) if fork.entry_file is not None else ())
+        if fork.name == MEGATRON_TREE and found.missing is None and not found.extra_options:
             # Megatron-LM's own tree: its curated catalogue is better, plus the flags a non-stock
             # entry point's provider adds when they can be read.
             return replace(_with_entry_provider(version_text, fork, entry), code=code)
+        found_catalogue = found.catalogue  # built here: a fork's own flags are bound against it
+    except ExtractError as exc:
+        return LaunchParser(catalogue, version, fork, f"the {fork.name} parser could not be read: {exc}")
+    if fork.name == MEGATRON_TREE and found.missing is None:
+        extra = found.extra_options
         fork = replace(fork, reason=f"{fork.reason}, which adds {', '.join(extra[:3])}{' …' if len(extra) > 3 else ''}")
     other = (
         None
@@ -113,7 +114,7 @@ def parser_for_launch(
     if pinned is not None:
         release = f"Megatron-LM {catalogue_for(version_text)[1]}: {pinned[1]}"
         return LaunchParser(
-            found.catalogue,
+            found_catalogue,
             catalogue_for(version_text)[1],
             fork,
             found.missing,
@@ -123,7 +124,7 @@ def parser_for_launch(
             code,
         )
     return LaunchParser(
-        found.catalogue, found.catalogue.version, fork, found.missing, other, _whole(fork, entry), code=code
+        found_catalogue, found_catalogue.version, fork, found.missing, other, _whole(fork, entry), code=code
     )
 
 

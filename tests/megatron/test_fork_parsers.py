@@ -4,6 +4,7 @@ source, with flag checks undecided where a part of that parser is not at hand.""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -206,3 +207,30 @@ def test_an_extraction_kept_on_disk_rests_on_the_files_it_did_not_find(tmp_path:
     module.write_text("", encoding="utf-8")
     assert extraction_cache.cached("probe-test", make)[0] == {"found": True}
     assert len(made) == 2
+
+
+def test_megatron_lms_own_tree_adding_no_flag_builds_no_catalogue_of_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The tree's flags are all Megatron-LM's: the launch is bound against the curated catalogue,
+    # and the one read from the tree is never built (it took 6 ms of a first check).
+    tree = tmp_path / "tree"
+    shutil.copytree(FORKS / "tree", tree)
+    arguments = tree / "megatron" / "training" / "arguments.py"
+    arguments.write_text(
+        arguments.read_text().replace('    parser.add_argument("--demo-fused-rope", action="store_true")\n', "")
+    )
+    script = tree / "examples" / "run.sh"
+    script.write_text("torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 2 --hiden-size 8\n")
+    built: list[str] = []
+    real = fork_catalogue.Catalogue.from_dict
+    monkeypatch.setattr(
+        fork_catalogue.Catalogue, "from_dict", lambda data, origin="": built.append(origin) or real(data, origin=origin)
+    )
+    result = lint_text(str(script), script.read_text(), Settings(rules=packaged_rules(), with_memory=False))
+    assert built == []
+    assert [c for c, _, _ in found(result)] == ["ML501"]  # --hiden-size, against the curated catalogue
+    new_run()
+    # A tree that adds a flag is bound against its own catalogue, built then.
+    assert [c for c, _, _ in found(lint_fixture("tree/examples/run.sh"))] == ["ML501"]
+    assert built == ["megatron-tree"]
