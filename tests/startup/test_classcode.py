@@ -149,3 +149,29 @@ def test_a_file_of_the_earlier_shape_is_ignored(tmp_path):
     again = _probe(cache)
     assert again["compiled"] and again["works"][0]
     assert all(isinstance(v, bytes) for v in marshal.loads(kept.read_bytes()).values())
+
+
+def test_each_build_reads_its_own_file_and_old_builds_files_are_removed(tmp_path):
+    import marshal
+    import os
+    import time
+
+    cache = tmp_path / "cache"
+    first = _probe(cache)
+    (mine,) = _kept(cache)
+    prefix = mine.name[: mine.name.rindex("-") + 1]
+    # Two other builds' files: one not written for eight days, one from yesterday (in use elsewhere).
+    other = {b"\2" * 20: marshal.dumps(compile("x = 1", "<string>", "exec"))}
+    old, recent = cache / f"{prefix}0000000000000000.marshal", cache / f"{prefix}1111111111111111.marshal"
+    shared = cache / f"{prefix[:-1]}.marshal"  # the earlier shape: one file for every build
+    for path, days in ((old, 8), (recent, 1), (shared, 30)):
+        path.write_bytes(marshal.dumps(other))
+        then = time.time() - days * 86_400
+        os.utime(path, (then, then))
+    again = _probe(cache)
+    assert again["kept"] == first["kept"]  # its own methods only: the other builds' are not read
+    assert not again["compiled"] and old.exists() and shared.exists()  # nothing written: nothing removed
+    mine.unlink()
+    third = _probe(cache)  # compiles its methods again, writes its file, removes the old build's
+    assert third["compiled"] and third["codes"] == first["codes"]
+    assert _kept(cache) == sorted([mine, recent])
