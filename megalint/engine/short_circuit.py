@@ -8,7 +8,7 @@ follows. Compiling a condition costs about 0.13 ms (the first check of a real sc
 hundred and more of them); deciding such an operand in Python costs a dictionary lookup.
 
 Only forms whose CEL value is certain are read, on a value the context holds (a missing key is
-left to CEL, which names it as a missing input):
+left to CEL, which names it as a missing input; `has` asks about the key itself):
 
 | operand          | false when the value is           |
 |------------------|-----------------------------------|
@@ -16,7 +16,10 @@ left to CEL, which names it as a missing input):
 | `R.K`            | false                              |
 | `!R.K`           | true                               |
 | `R.K == 'text'`  | a string other than `text`         |
-| `R.K > N`, `>= N`| an integer (not a bool) not above N, below N |
+| `R.K > N`, `>= N`, `< N`, `<= N` | an integer (not a bool) for which the comparison fails |
+| `R.K == null`    | anything but null                  |
+| `has(R.K)`       | a map without the key              |
+| `(A or B or …)`, written with `||` | each of A, B, … (forms above) false |
 
 A condition with a top-level `||` or `?:` (which bind looser than `&&`) has no such operand.
 tests/engine/test_short_circuit.py compares each form with CEL's own verdict.
@@ -52,11 +55,58 @@ def guard_of(toks: Sequence[tuple[str, str, int]]) -> Guard | None:
                 return None
             if text == "&&" and end == len(toks):
                 end = i
-    kinds = [k for k, _, _ in toks[:end]]
-    texts = [t for _, t, _ in toks[:end]]
+    return _operand(toks[:end])
+
+
+def _operand(toks: Sequence[tuple[str, str, int]]) -> Guard | None:
+    if len(toks) > 2 and toks[0][1] == "(" and _closing(toks) == len(toks) - 1:
+        # `(A || B || …)`: false when each of them is.
+        parts = _split_or(toks[1:-1])
+        guards = [_simple(p) for p in parts] if parts is not None else []
+        if guards and all(g is not None for g in guards):
+            return ("none-of", "", "", tuple(guards))
+        return None
+    return _simple(toks)
+
+
+def _closing(toks: Sequence[tuple[str, str, int]]) -> int:
+    """Where the bracket that opens `toks` closes."""
+    depth = 0
+    for i, (_, text, _) in enumerate(toks):
+        if text in _OPEN:
+            depth += 1
+        elif text in _CLOSE:
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
+
+
+def _split_or(toks: Sequence[tuple[str, str, int]]) -> list[Sequence[tuple[str, str, int]]] | None:
+    """The operands of a `||` chain; None when `&&` or `?` stands between them unbracketed."""
+    parts, depth, start = [], 0, 0
+    for i, (_, text, _) in enumerate(toks):
+        if text in _OPEN:
+            depth += 1
+        elif text in _CLOSE:
+            depth -= 1
+        elif depth == 0 and text in ("&&", "?"):
+            return None
+        elif depth == 0 and text == "||":
+            parts.append(toks[start:i])
+            start = i + 1
+    parts.append(toks[start:])
+    return parts
+
+
+def _simple(toks: Sequence[tuple[str, str, int]]) -> Guard | None:
+    kinds = [k for k, _, _ in toks]
+    texts = [t for _, t, _ in toks]
     n = len(texts)
     if n == 4 and texts[0] == "!" and _is_path(kinds, texts, 1):
         return ("not", texts[1], texts[3], None)
+    if n == 6 and texts[0] == "has" and texts[1] == "(" and texts[5] == ")" and _is_path(kinds, texts, 2):
+        return ("has", texts[2], texts[4], None)
     if n < 3 or not _is_path(kinds, texts, 0):
         return None
     root, key = texts[0], texts[2]
@@ -65,13 +115,16 @@ def guard_of(toks: Sequence[tuple[str, str, int]]) -> Guard | None:
     if n != 5:
         return None
     op, kind, literal = texts[3], kinds[4], texts[4]
-    if op == "!=" and literal == "null":
-        return ("not-null", root, key, None)
+    if literal == "null" and op in ("!=", "=="):
+        return ("not-null" if op == "!=" else "null", root, key, None)
     if op == "==" and kind == "str" and _PLAIN_STRING.fullmatch(literal):
         return ("equals", root, key, literal[1:-1])
-    if op in (">", ">=") and kind == "num" and literal.isdigit():
-        return ("above" if op == ">" else "at-least", root, key, int(literal))
+    if op in _COMPARED and kind == "num" and literal.isdigit():
+        return (_COMPARED[op], root, key, int(literal))
     return None
+
+
+_COMPARED = {">": "above", ">=": "at-least", "<": "below", "<=": "at-most"}
 
 
 def _is_path(kinds: list[str], texts: list[str], at: int) -> bool:
@@ -89,12 +142,18 @@ def _is_path(kinds: list[str], texts: list[str], at: int) -> bool:
 def decides_false(guard: Guard, scope: Mapping[str, Any]) -> bool:
     """Whether the guarded operand is false on `scope` (the context, with any bound names)."""
     form, root, key, operand = guard
+    if form == "none-of":
+        return all(decides_false(g, scope) for g in operand)
     held = scope.get(root)
     if type(held) is not dict:
         return False
     value = held.get(key, _MISSING)
+    if form == "has":
+        return value is _MISSING
     if value is _MISSING:
         return False
+    if form == "null":
+        return value is not None
     if form == "not-null":
         return value is None
     if form == "is":
@@ -106,4 +165,8 @@ def decides_false(guard: Guard, scope: Mapping[str, Any]) -> bool:
     if type(value) is not int:
         return False
     bound: int = operand
-    return value <= bound if form == "above" else value < bound
+    if form == "above":
+        return value <= bound
+    if form == "at-least":
+        return value < bound
+    return value >= bound if form == "below" else value > bound

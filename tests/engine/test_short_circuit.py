@@ -13,6 +13,7 @@ from megalint.engine.short_circuit import decides_false
 
 # Values a context holds for one argument: null, booleans, integers, a float, strings, a list, a map.
 VALUES = [None, True, False, 0, 1, 2, 7, -3, 2.0, "", "full", "selective", [1, 2], {"a": 1}]
+MISSING = object()  # the context has no such key
 
 
 def cel_verdict(source: str, ctx: dict) -> object:
@@ -35,17 +36,26 @@ def cel_verdict(source: str, ctx: dict) -> object:
         ('args.recompute_granularity == "selective"', "equals"),
         ("args.num_layers > 2 && args.bf16", "above"),
         ("args.num_layers >= 2", "at-least"),
+        ("args.num_layers < 2 && args.bf16", "below"),
+        ("args.num_layers <= 2", "at-most"),
+        ("args.fp8 == null && args.bf16", "null"),
+        ("has(args.fp8) && args.bf16", "has"),
+        ("(args.fp8 != null) && args.bf16", "none-of"),
+        ("(args.fp8 != null || args.fp16) && args.bf16", "none-of"),
+        ("(args.recompute_granularity == 'full' || args.fp16 > 2 || has(args.tp))", "none-of"),
     ],
 )
 def test_each_form_is_false_exactly_where_cel_says_false(source, form):
     guard = scan(source).guard
     assert guard is not None and guard[0] == form
-    for value, other in itertools.product(VALUES, [None, True, False, 1]):
-        ctx = {
-            "args": {"fp8": value, "bf16": value, "fp16": other, "recompute_granularity": value, "num_layers": value}
-        }
+    decided = 0
+    for value, other in itertools.product([*VALUES, MISSING], [None, True, False, 1, MISSING]):
+        args = {"fp8": value, "bf16": value, "fp16": other, "recompute_granularity": value, "num_layers": value}
+        ctx = {"args": {k: v for k, v in args.items() if v is not MISSING}}
         if decides_false(guard, ctx):
+            decided += 1
             assert cel_verdict(source, ctx) is False, (source, ctx)
+    assert decided > 0
 
 
 def test_guarded_run_compiles_nothing_and_answers_false():
@@ -69,12 +79,14 @@ def test_missing_value_is_left_to_cel():
     [
         "args.fp8 != null || args.bf16",  # `||` binds looser: the first operand is not the whole's
         "args.fp8 != null ? true : false",
-        "(args.fp8 != null) && args.bf16",
+        "(args.fp8 != null || args.bf16 && args.fp16) && args.bf16",
+        "(args.fp8 != null ? 1 : 2) > 1",
+        "(args.fp8 != null || args.a.size() > 0) && args.bf16",
         "args.fp8.size() > 0 && args.bf16",
         "args.num_layers > 1.5 && args.bf16",
         "args.num_layers > 0u && args.bf16",
         "args.recompute_granularity == 'a\\'b' && args.bf16",
-        "has(args.fp8) && args.bf16",
+        "has(args.a.b) && args.bf16",
         "args.a.b != null && args.bf16",
         "null && args.bf16",
         "1 > 0 && args.bf16",
@@ -92,26 +104,34 @@ def test_nested_comprehensions_keep_their_budget():
 
 
 def test_every_packaged_expression_agrees_with_cel():
-    """Each expression of each packaged rule with a guard, on contexts where its guarded value
-    takes every kind of value (the other values it reads: unset, or each kind too): false
-    wherever the guard says so, as CEL finds it."""
+    """Each expression of each packaged rule with a guard, on contexts where each value its guard
+    reads takes every kind of value, or is absent (the other values it reads: unset, or each
+    kind too): false wherever the guard says so, as CEL finds it."""
     checked = 0
+    roots = ("args", "given", "derived", "env", "launch", "gpu", "memory", "unknown")
     for rule in packaged_rules().rules:
         for expr, bound in rule.exprs():
             guard = expr.scan.guard
             if guard is None or expr.scan.nesting > 1:
                 continue
-            _, root, key, _ = guard
+            guarded = [(g[1], g[2]) for g in (guard[3] if guard[0] == "none-of" else (guard,))]
             program = expr.program
-            others = [r.path.split(".", 1) for r in expr.scan.refs if "." in r.path and r.path != f"{root}.{key}"]
-            for value, filler in itertools.product(VALUES, [None, 1, True, "x"]):
-                ctx: dict = {r: {} for r in ("args", "given", "derived", "env", "launch", "gpu", "memory", "unknown")}
+            others = [r.path.split(".", 1) for r in expr.scan.refs if "." in r.path]
+            kinds = [*VALUES, MISSING]
+            for values, filler in itertools.product(
+                itertools.product(kinds, repeat=min(len(guarded), 2)), [None, 1, "x"]
+            ):
+                ctx: dict = {r: {} for r in roots}
                 for name in bound:
                     ctx[name] = {}
                 for r, k in others:
                     if r in ctx and "." not in k:
                         ctx[r][k] = filler
-                ctx.setdefault(root, {})[key] = value
+                for i, (root, key) in enumerate(guarded):
+                    value = values[min(i, len(values) - 1)]
+                    ctx.setdefault(root, {}).pop(key, None)
+                    if value is not MISSING:
+                        ctx[root][key] = value
                 env = Env(ctx)
                 for name in bound:
                     env.bind(name, ctx[name])
