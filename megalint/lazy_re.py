@@ -21,6 +21,8 @@ _KEPT_VALUES = ("flags", "groups", "groupindex")
 
 
 class _LazyPattern:
+    """A pattern's text and flags, compiled when first used."""
+
     def __init__(self, pattern: str | bytes, flags: int):
         self.pattern = pattern
         self._flags = flags
@@ -33,6 +35,7 @@ class _LazyPattern:
         return getattr(compiled, name)
 
     def compiled(self) -> re.Pattern[Any]:
+        """The compiled pattern, compiled now the first time (then this method is replaced)."""
         compiled = re.compile(self.pattern, self._flags)
         held = self.__dict__
         for name in _KEPT + _KEPT_VALUES:

@@ -4,8 +4,9 @@ Most rule conditions open with a test of one argument (`args.fp8 != null && …`
 `args.recompute_granularity == 'full' && …`) that is false on most launches. CEL's `&&` is false
 when either side is false, and read from the left it never looks at the right then; so when the
 first operand of a condition's top-level `&&` chain is false, the condition is false, whatever
-follows. Compiling a condition costs about 0.13 ms (the first check of a real script compiles a
-hundred and more of them); deciding such an operand in Python costs a dictionary lookup.
+follows. Compiling a condition costs about 0.13 ms (the first check of Megatron-LM's GPT-3
+example compiled 189 of them, 86 with this); deciding such an operand in Python costs a
+dictionary lookup.
 
 Only forms whose CEL value is certain are read, on a value the context holds (a missing key is
 left to CEL, which names it as a missing input; `has` asks about the key itself):
