@@ -28,7 +28,7 @@ tests/engine/test_short_circuit.py compares each form with CEL's own verdict.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from megalint import lazy_re
@@ -38,30 +38,42 @@ Guard = tuple[str, str, str, Any]
 
 _PLAIN_STRING = lazy_re.compile(r"'[^'\\\n]*'|\"[^\"\\\n]*\"")
 _OPEN, _CLOSE = frozenset("([{"), frozenset(")]}")
+_BRACKETS = _OPEN | _CLOSE
 _MISSING = object()
 
 
 def guard_of(toks: Sequence[tuple[str, str, int]]) -> Guard | None:
     """The first operand of the top-level `&&` chain of an expression (its tokens, blanks left
     out), when it is one of the forms this module decides."""
-    depth = 0
     end = len(toks)
-    for i, (_, text, _) in enumerate(toks):
-        if text in _OPEN:
-            depth += 1
-        elif text in _CLOSE:
-            depth -= 1
-        elif depth == 0:
-            if text in ("||", "?"):
-                return None
-            if text == "&&" and end == len(toks):
-                end = i
+    for i, text in _outside_brackets(toks):
+        if text in ("||", "?"):
+            return None
+        if text == "&&" and end == len(toks):
+            end = i
     return _operand(toks[:end])
 
 
+def _outside_brackets(toks: Sequence[tuple[str, str, int]]) -> Iterator[tuple[int, str]]:
+    """(index, text) of each token not inside brackets (nor a bracket itself)."""
+    return ((i, text) for i, text, depth in _levels(toks) if depth == 0 and text not in _BRACKETS)
+
+
+def _levels(toks: Sequence[tuple[str, str, int]]) -> Iterator[tuple[int, str, int]]:
+    """(index, text, depth) of each token: the brackets open around it (for a bracket, outside it)."""
+    depth = 0
+    for i, (_, text, _) in enumerate(toks):
+        if text in _CLOSE:
+            depth -= 1
+        yield i, text, depth
+        if text in _OPEN:
+            depth += 1
+
+
 def _operand(toks: Sequence[tuple[str, str, int]]) -> Guard | None:
-    if len(toks) > 2 and toks[0][1] == "(" and _closing(toks) == len(toks) - 1:
-        # `(A || B || …)`: false when each of them is.
+    whole = next((i for i, text, depth in _levels(toks) if i and depth == 0), None) == len(toks) - 1
+    if len(toks) > 2 and toks[0][1] == "(" and whole:
+        # `(A || B || …)`, its bracket closing at its end: false when each of them is.
         parts = _split_or(toks[1:-1])
         guards = [_simple(p) for p in parts] if parts is not None else []
         if guards and all(g is not None for g in guards):
@@ -70,30 +82,13 @@ def _operand(toks: Sequence[tuple[str, str, int]]) -> Guard | None:
     return _simple(toks)
 
 
-def _closing(toks: Sequence[tuple[str, str, int]]) -> int:
-    """Where the bracket that opens `toks` closes."""
-    depth = 0
-    for i, (_, text, _) in enumerate(toks):
-        if text in _OPEN:
-            depth += 1
-        elif text in _CLOSE:
-            depth -= 1
-            if depth == 0:
-                return i
-    return -1
-
-
 def _split_or(toks: Sequence[tuple[str, str, int]]) -> list[Sequence[tuple[str, str, int]]] | None:
     """The operands of a `||` chain; None when `&&` or `?` stands between them unbracketed."""
-    parts, depth, start = [], 0, 0
-    for i, (_, text, _) in enumerate(toks):
-        if text in _OPEN:
-            depth += 1
-        elif text in _CLOSE:
-            depth -= 1
-        elif depth == 0 and text in ("&&", "?"):
+    parts, start = [], 0
+    for i, text in _outside_brackets(toks):
+        if text in ("&&", "?"):
             return None
-        elif depth == 0 and text == "||":
+        if text == "||":
             parts.append(toks[start:i])
             start = i + 1
     parts.append(toks[start:])
