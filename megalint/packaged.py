@@ -26,8 +26,11 @@ def files(package: str) -> Traversable:
     """The folder of `package`'s files, as `importlib.resources.files(package)` gives it: for a
     package imported from files, the `Path` of its folder."""
     spec = importlib.util.find_spec(package)
-    origin = spec.origin if spec is not None and spec.has_location else None
-    if origin is not None and spec is not None and spec.submodule_search_locations is not None:
+    if spec is None:
+        # As importlib.resources says it (megalint.rules, in a checkout run in place, is not one).
+        raise ModuleNotFoundError(f"No module named {package!r}", name=package)
+    origin = spec.origin if spec.has_location else None
+    if origin is not None and spec.submodule_search_locations is not None:
         folder, name = os.path.split(origin)
         if name == "__init__.py" and os.path.isfile(origin):
             return Path(folder)
