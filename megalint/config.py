@@ -471,30 +471,22 @@ def _is_toml(data: bytes) -> bool:
     were: every first check in a Megatron-LM checkout (whose pyproject.toml has no megalint table)
     read its 10 kB again, about 6 ms with importing tomllib. Only a valid file is remembered, by a
     hash of its bytes: an edited one is read again, an invalid one always is (and reported)."""
-    marker = _valid_marker(data)
-    if marker is not None and os.path.exists(marker):
-        return True
-    valid = _parses(data)
-    if valid and marker is not None:
-        try:
-            os.makedirs(os.path.dirname(marker), exist_ok=True)
-            with open(marker, "wb"):
-                pass
-        except OSError:
-            pass  # a cache that cannot be written only costs the next run the same reading
-    return valid
-
-
-def _valid_marker(data: bytes) -> str | None:
-    """Where a pyproject.toml with these bytes is recorded as valid (None: no cache is kept)."""
     if os.environ.get("MEGALINT_NO_CACHE"):
-        return None
+        return _parses(data)
     import hashlib
+    from pathlib import Path
 
+    from megalint.cache_entry import read_entry, write_entry
     from megalint.cachedir import cache_folder
 
     head = f"{_VALID_TOML_FORMAT}\0{sys.version_info[0]}.{sys.version_info[1]}\0".encode()
-    return os.path.join(cache_folder(), "valid-toml", hashlib.sha256(head + data).hexdigest()[:32])
+    entry = Path(cache_folder(), "valid-toml", hashlib.sha256(head + data).hexdigest()[:32])
+    if read_entry(entry) is True:
+        return True
+    valid = _parses(data)
+    if valid:
+        write_entry(entry, True)
+    return valid
 
 
 def _parses(data: bytes) -> bool:

@@ -19,7 +19,7 @@ from typing import Any
 from megalint import lazy_re
 from megalint.engine.cel_binding import binding
 from megalint.engine.context import DEST_ROOTS, MAPPING_ROOTS, MISSING, ROOTS, lookup
-from megalint.engine.short_circuit import Guard, decides_false, guard_of
+from megalint.engine.short_circuit import PLAIN_STRING, Guard, decides_false, guard_of
 from megalint.engine.versions import VERSION_ROOT, VERSION_TESTS, VersionError, parse_version
 from megalint.errors import RuleDefinitionError
 
@@ -237,16 +237,13 @@ def scan(source: str, toks: list[tuple[str, str, int]] | None = None) -> Scan:
     return Scan(tuple(refs), tuple(funcs), frozenset(bound), *_cost(toks), guard_of(toks))
 
 
-_PLAIN_STRING = lazy_re.compile(r"'[^'\\\n]*'|\"[^\"\\\n]*\"")
-
-
 def _asked_key(
     chain: list[str], literal: tuple[str, str, int], keyword: tuple[str, str, int], after: tuple[str, str, int]
 ) -> str | None:
     """The key of `'KEY' in ROOT` (a map root, whole): the expression reads that key alone."""
     if len(chain) != 1 or chain[0] not in MAPPING_ROOTS or keyword[1] != "in" or after[1] in (".", "["):
         return None
-    if literal[0] != "str" or not _PLAIN_STRING.fullmatch(literal[1]):
+    if literal[0] != "str" or not PLAIN_STRING.fullmatch(literal[1]):
         return None
     return literal[1][1:-1]
 

@@ -36,7 +36,8 @@ from megalint import lazy_re
 # (form, root, key, operand): form is one of the table's rows.
 Guard = tuple[str, str, str, Any]
 
-_PLAIN_STRING = lazy_re.compile(r"'[^'\\\n]*'|\"[^\"\\\n]*\"")
+# A string literal with no prefix, escape or line break: its text is its value.
+PLAIN_STRING = lazy_re.compile(r"'[^'\\\n]*'|\"[^\"\\\n]*\"")
 _OPEN, _CLOSE = frozenset("([{"), frozenset(")]}")
 _BRACKETS = _OPEN | _CLOSE
 _MISSING = object()
@@ -113,7 +114,7 @@ def _simple(toks: Sequence[tuple[str, str, int]]) -> Guard | None:
     op, kind, literal = texts[3], kinds[4], texts[4]
     if literal == "null" and op in ("!=", "=="):
         return ("not-null" if op == "!=" else "null", root, key, None)
-    if op == "==" and kind == "str" and _PLAIN_STRING.fullmatch(literal):
+    if op == "==" and kind == "str" and PLAIN_STRING.fullmatch(literal):
         return ("equals", root, key, literal[1:-1])
     if op in _COMPARED and kind == "num" and literal.isdigit():
         return (_COMPARED[op], root, key, int(literal))
