@@ -21,7 +21,7 @@ from megalint.launch.tools import TOOL, names_megatron_entry
 from megalint.megatron.bound import BoundArgs
 from megalint.megatron.derived import derive
 from megalint.megatron.forks import Fork, world_size_rewritten
-from megalint.megatron.launch_parser import bind_launch, parser_for_launch
+from megalint.megatron.launch_parser import LaunchParser, bind_launch, parser_for_launch
 from megalint.memory.launch_view import launch_memory
 from megalint.pipeline import Bound, LaunchResult, Settings
 from megalint.rulecontext.assumptions import with_quantity
@@ -51,18 +51,25 @@ def bind_all(
     env_assumed = environment_assumption(facts)
     out = Bound()
     out.tools, out.tool_targets, launches = _tools(facts, settings, candidates, launches)
+    # Paths that differ in the launcher's words or the environment alone run the same words
+    # (the same objects) after the entry point: a quarter of the launches of the public
+    # scripts. Their parser and binding are found once; nothing changes a binding once made.
+    # The words are told by their ids: every launch, and so every word, lives through the loop.
+    bindings: dict[tuple[object, ...], tuple[LaunchParser, BoundArgs]] = {}
     for launch in launches:
         entry = launch.entry_path
-        # The parser that reads this launch's flags: Megatron-LM's, or the fork's it runs on.
-        parser = parser_for_launch(
-            settings.megatron_version,
-            facts.path,
-            entry,
-            launch.argv,
-            settings.source_roots,
-            launch.env.get("PYTHONPATH"),
-        )
-        bound = bind_launch(launch.argv, entry, parser)
+        pythonpath = launch.env.get("PYTHONPATH")
+        key = (entry, id(pythonpath), *map(id, launch.argv))
+        made = bindings.get(key)
+        if made is not None:
+            parser, bound = made
+        else:
+            # The parser that reads this launch's flags: Megatron-LM's, or the fork's it runs on.
+            parser = parser_for_launch(
+                settings.megatron_version, facts.path, entry, launch.argv, settings.source_roots, pythonpath
+            )
+            bound = bind_launch(launch.argv, entry, parser)
+            bindings[key] = (parser, bound)
         fork = parser.fork
         rewritten = world_size_rewritten(fork, bound.given)
         if rewritten is not None:

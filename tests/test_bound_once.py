@@ -1,0 +1,76 @@
+"""The launches of a script's paths that run the same words after the entry point (they differ in
+the launcher's words or the environment) share one parser and one binding; each keeps its own
+launch, context and findings."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from linting import lint
+
+from megalint.pipeline import launches
+from megalint.shell.values import Word
+
+SCRIPT = """\
+if [ "$1" = small ]; then
+  GPUS=4
+else
+  GPUS=8
+fi
+torchrun --nproc_per_node $GPUS pretrain_gpt.py --tensor-model-parallel-size 8 --num-layers 2 \\
+  --hidden-size 64 --num-attention-heads 8 --seq-length 128 --max-position-embeddings 128 \\
+  --micro-batch-size 1 --global-batch-size 8 --lr 1e-4 --train-iters 10 --bf16
+"""
+
+
+@pytest.fixture
+def binds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    calls: list[int] = []
+    real = launches.bind_launch
+
+    def counting(argv, entry, parser):
+        calls.append(len(argv))
+        return real(argv, entry, parser)
+
+    monkeypatch.setattr(launches, "bind_launch", counting)
+    return calls
+
+
+def test_paths_running_the_same_words_are_bound_once(binds: list[int]):
+    result = lint(SCRIPT, gpu="H100", memory=False)
+    assert len(result.launches) == 2 and len(binds) == 1
+    small, large = result.launches
+    assert small.bound is large.bound
+    # Each launch keeps its own size: only the path with 4 processes cannot hold TP 8.
+    assert [r.context["launch"].get("world_size") for r in result.launches] == [4, 8]
+    (ml101,) = [d for d in result.diagnostics if d.code == "ML101"]
+    assert ml101.condition is not None and "small" in ml101.condition
+    assert ml101.span.start_line == 6
+
+
+def test_paths_running_different_words_are_bound_each(binds: list[int]):
+    script = SCRIPT.replace("GPUS=4", "GPUS=4; TP=4").replace("GPUS=8", "GPUS=8; TP=8")
+    script = script.replace("--tensor-model-parallel-size 8", "--tensor-model-parallel-size $TP")
+    result = lint(script, gpu="H100", memory=False)
+    assert len(result.launches) == 2 and len(binds) == 2
+    assert result.launches[0].bound is not result.launches[1].bound
+    assert [r.bound.value("tensor_model_parallel_size") for r in result.launches] == [4, 8]
+    assert not [d for d in result.diagnostics if d.code == "ML101"]
+
+
+def test_a_shared_binding_gives_the_findings_of_a_binding_each(monkeypatch: pytest.MonkeyPatch):
+    """The same report as when every launch is bound alone (its words copied: other objects)."""
+    shared = lint(SCRIPT, gpu="H100", memory=False)
+    real = launches.bind_all
+
+    def bind_each(facts, found, *args, **kwargs):
+        copies = [replace(la, argv=tuple(Word(w.segments, w.splat) for w in la.argv)) for la in found]
+        return real(facts, copies, *args, **kwargs)
+
+    monkeypatch.setattr(launches, "bind_all", bind_each)
+    alone = lint(SCRIPT, gpu="H100", memory=False)
+    assert alone.launches[0].bound is not alone.launches[1].bound
+    assert shared.diagnostics and shared.diagnostics == alone.diagnostics
+    assert shared.evaluation.undecided == alone.evaluation.undecided
+    assert shared.evaluation.outcomes == alone.evaluation.outcomes
