@@ -147,8 +147,13 @@ def _files_on_disk(folder: str, rel: str) -> list[tuple[str, bytes]]:
 
 
 def parse_packaged(sources: list[tuple[str, bytes]]) -> tuple[_ParsedFile, ...]:
-    """The packaged rule files read, validated and compiled: what the rule cache keeps."""
-    return tuple(_parse(path, data.decode("utf-8"), packaged=True) for path, data in sources)
+    """The packaged rule files read, validated and compiled: what the rule cache keeps, what
+    each rule reads worked out (Rule.needs, Rule.reads) and kept with it."""
+    files = tuple(_parse(path, data.decode("utf-8"), packaged=True) for path, data in sources)
+    for file in files:
+        for rule, _code_pos, _name_pos in file.keys:
+            _ = rule.reads
+    return files
 
 
 def _is_parsed_files(value: object) -> bool:
