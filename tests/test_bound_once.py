@@ -74,3 +74,23 @@ def test_a_shared_binding_gives_the_findings_of_a_binding_each(monkeypatch: pyte
     assert shared.diagnostics and shared.diagnostics == alone.diagnostics
     assert shared.evaluation.undecided == alone.evaluation.undecided
     assert shared.evaluation.outcomes == alone.evaluation.outcomes
+
+
+def test_a_shared_binding_is_searched_once_for_unset_variables(monkeypatch: pytest.MonkeyPatch):
+    """`--save $CKPT_DIR` with CKPT_DIR set nowhere, on both paths: reported once, from one binding."""
+    searched: list[int] = []
+    real = launches.unset_variable_findings
+
+    def counting(facts, bound):
+        bound = list(bound)
+        searched.append(len(bound))
+        return real(facts, bound)
+
+    monkeypatch.setattr(launches, "unset_variable_findings", counting)
+    # Read through `eval`, the words of the string's parts are the same objects on both paths.
+    script = SCRIPT.replace("torchrun", 'CMD="torchrun').replace("--bf16", '--bf16 --save $CKPT_DIR"\neval $CMD')
+    result = lint(script, gpu="H100", memory=False)
+    assert len(result.launches) == 2 and searched == [1]
+    assert result.launches[0].bound is result.launches[1].bound
+    unset = [f for f in result.facts.findings if f.kind.name == "UNSET_VARIABLE"]
+    assert [(f.span.start_line, f.data["name"]) for f in unset] == [(8, "CKPT_DIR")]

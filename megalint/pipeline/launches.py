@@ -122,7 +122,9 @@ def bind_all(
             LaunchResult(launch, bound, ctx, detection, profile, vary=vary, code=parser.code, rules_fork=rules_fork)
         )
     # A flag value reading a variable nothing sets is a shell finding only a bound launch shows.
-    facts.findings = facts.findings + unset_variable_findings(facts, [r.bound for r in out.launches])
+    # Each binding once: launches that share one (above) read the same variables in the same places.
+    bound_once = list({id(r.bound): r.bound for r in out.launches}.values())
+    facts.findings = facts.findings + unset_variable_findings(facts, bound_once)
     if not launches:
         held = {str(w.span) for tr in out.tools for w in tr.launch.argv if w.span is not None}
         found = fragments if fragments is not None else find_fragments(facts, is_flag)
