@@ -192,3 +192,16 @@ def test_an_expansion_in_a_string_made_again_on_each_path_is_read_once_where_its
         parameters.brace_expansion = expand
     assert read.count("${TP}") == 1 and read.count("${M}") == 3
     assert [p.vars["ARGS"].scalar[-1].text for p in paths] == ["1", "2", "3"]
+
+
+def test_a_value_split_alike_on_every_path_gives_the_same_words() -> None:
+    # `$ARGS` unquoted on three paths that hold the same ARGS: split once, the same word objects
+    # in each path's command (a launch's binding is then shared, pipeline/launches.py); `$M`
+    # differs and is split on each path.
+    paths = _paths(FORKED + 'ARGS="--tp 8 --pp $UNSET"\nrun $ARGS --m $M\n')
+    words = [next(c for c in p.commands if c.words[0].text == "run").words for p in paths]
+    for k in range(1, 5):  # --tp 8 --pp $UNSET
+        assert words[0][k] is words[1][k] is words[2][k], k
+    assert words[0][4].text is None, "the unset variable's word is unknown, and shared too"
+    assert len({id(w[6]) for w in words}) == 3
+    assert [w[6].text for w in words] == ["1", "2", "3"]

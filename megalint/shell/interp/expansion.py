@@ -98,9 +98,21 @@ def _expand_word(ev: Evaluator, node: Node, t: str, st: State, frame: Frame) -> 
             return braced
     if fast_paths.ENABLED:
         if t == "simple_expansion" or t == "expansion":
-            got = fast_paths.scalar_word(ev, node, st, frame)
-            if got is not None:
-                return got
+            if ev.many_paths:
+                # Paths holding the same value split it alike: once, and into the same words
+                # (`$OPTIONS`, a launch's hundred flags, on each of sixteen paths).
+                held = ev.memo(
+                    frame.ps,
+                    ("f", node.start_byte, node.end_byte),
+                    st,
+                    lambda: _fields(fast_paths.scalar_word(ev, node, st, frame)),
+                )
+                if held is not None:
+                    return list(held)
+            else:
+                got = fast_paths.scalar_word(ev, node, st, frame)
+                if got is not None:
+                    return got
         elif t == "string" and frame.ps.source.__class__ is SourceFile:
             # "…" is one word; its expansions are shown where they are written (splitting.split).
             segs = fast_paths.string_segments(ev, node, st, frame)
@@ -114,6 +126,10 @@ def _expand_word(ev: Evaluator, node: Node, t: str, st: State, frame: Frame) -> 
             lambda: tuple(splitting.split(ev, pieces(ev, node, st, frame, quoted=False, eid=None), node, frame)),
         )
     )
+
+
+def _fields(words: list[Word] | None) -> tuple[Word, ...] | None:
+    return tuple(words) if words is not None else None
 
 
 def expand_scalar(ev: Evaluator, node: Node | None, st: State, frame: Frame, pattern: bool = False) -> Scalar:
