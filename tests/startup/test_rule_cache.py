@@ -170,25 +170,15 @@ def _read_of(needs) -> tuple:
 def test_what_each_rule_reads_is_kept_in_the_entry(cache):
     """A first check reads what each rule reads from the entry, as worked out when the rules were
     read: the same as scanning the rules' expressions again, rule by rule and for all of them."""
-    from megalint.engine.expressions import Needs
+    from megalint.engine.rule import _needs_of
 
     loader.packaged_rules()  # reads the files and writes the entry
     _forget()
     rules = loader.packaged_rules()
     assert all({"needs", "reads"} <= vars(r).keys() for r in rules)  # unpickled, not worked out here
     for r in rules:
-        scanned = Needs()
-        for expr, bound in r.exprs():
-            scanned.add(expr, bound)
-        for path in r.requires:
-            scanned.add_path(path)
+        scanned = _needs_of((r,))
         assert _read_of(r.needs) == _read_of(scanned), r.code
         assert r.reads == scanned.tokens() | {"megatron"}
-    everything = Needs()
-    for r in rules:
-        for expr, bound in r.exprs():
-            everything.add(expr, bound)
-        for path in r.requires:
-            everything.add_path(path)
-    assert _read_of(rules.needs) == _read_of(everything)
+    assert _read_of(rules.needs) == _read_of(_needs_of(rules))
     assert rules.reads == [r.reads for r in rules]
