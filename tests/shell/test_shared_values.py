@@ -205,3 +205,11 @@ def test_a_value_split_alike_on_every_path_gives_the_same_words() -> None:
     assert words[0][4].text is None, "the unset variable's word is unknown, and shared too"
     assert len({id(w[6]) for w in words}) == 3
     assert [w[6].text for w in words] == ["1", "2", "3"]
+
+
+def test_values_are_looked_up_for_sharing_only_while_there_are_several_paths() -> None:
+    ev, states = interpret(parse_text("t.sh", 'TP=8\nARGS="--tp $TP"\nX=8\n'), skip_unread=False)
+    assert len(states) == 1 and ev.interned == {}, "one path: nothing to share a value with"
+    ev, states = interpret(parse_text("t.sh", FORKED + 'ARGS="--tp 8"\n'), skip_unread=False)
+    assert len([s for s in states if not s.stopped]) == 3
+    assert [v.scalar[0].text for v in ev.interned] == ["--tp 8"]

