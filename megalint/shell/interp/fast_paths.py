@@ -181,11 +181,13 @@ def _cutter(ev: Evaluator, seg: Segment, text: str, span: Span) -> Callable[[int
     """What text[a:b] of a segment becomes as a field's part when an expansion at `span` cut it:
     where it is written, as it is, when a place holds the segment's text; else the segment's places."""
     found = written_at(seg, text, ev.sources)
-    via = seg.via if span in seg.via else seg.via + (span,)
+    shown = seg.via
+    via = (span,) if not shown else shown if span in shown else (*shown, span)
     if found is None:
         return lambda a, b: Segment(text[a:b], seg.site, seg.origin, seg.unknown, via, seg.assumed)
     place, before, passed = found
-    cut_via = seg.via + tuple(p for p in (*passed, span) if p not in seg.via)
+    # Most segments were shown at no expansion before this one (an empty `via`).
+    cut_via = (*passed, span) if not shown else shown + tuple(p for p in (*passed, span) if p not in shown)
     at, base = ev.sources[place.path].span, place.start
 
     def cut(a: int, b: int) -> Segment:

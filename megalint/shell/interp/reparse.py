@@ -46,24 +46,30 @@ class MappedSource(SourceFile):
         self._words = words
         self._segs = segs
         # (start, end, where it was written, whether exactly there, where it came from before)
-        self._pieces: list[tuple[int, int, Span | None, bool, tuple[Span, ...]]] = []
+        pieces: list[tuple[int, int, Span | None, bool, tuple[Span, ...]]] = []
+        starts: list[int] = []
+        count = len(sources)
+        known = placed if placed is not None else {}
         pos = 0
         for seg in segs:
-            n = len(seg.text or "")
+            part = seg.text
+            end = pos + len(part) if part else pos
             # Where a segment was written, kept by the run (`placed`, by the segment's id, while
             # no file was added to `sources`): the strings an `eval` reads on each path share
             # most of their segments.
-            held = placed.get(id(seg)) if placed is not None else None
-            if held is not None and held[0] is seg and held[1] == len(sources):
+            held = known.get(id(seg))
+            if held is not None and held[0] is seg and held[1] == count:
                 site, exact, rest = held[2]
             else:
                 site, exact, rest = _placement(seg, sources)
                 if placed is not None:
-                    placed[id(seg)] = (seg, len(sources), (site, exact, rest))
-            self._pieces.append((pos, pos + n, site, exact, rest))
-            pos += n
+                    placed[id(seg)] = (seg, count, (site, exact, rest))
+            pieces.append((pos, end, site, exact, rest))
+            starts.append(pos)
+            pos = end
+        self._pieces = pieces
         self._sources = sources
-        self._piece_starts = [p[0] for p in self._pieces]
+        self._piece_starts = starts
 
     def _index(self, offset: int, end: bool) -> int | None:
         i = bisect.bisect_right(self._piece_starts, offset - 1 if end else offset) - 1
