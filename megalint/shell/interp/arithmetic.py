@@ -80,44 +80,7 @@ def arith_eval(
     nesting = [0]
 
     def lookup(name: str) -> int:
-        seen = set()
-        cur = name
-        while True:
-            segs, unknown, _ = variables.var_scalar(ev, cur, st, frame, span)
-            if unknown is not None:
-                raise arith.ArithUnknown(unknown.reason)
-            if segs is None:
-                raise arith.ArithUnknown(f"${cur} is not known")
-            if origins is not None:
-                for s in segs:
-                    if s.site is not None:
-                        origins.append(s.site)
-                    origins.extend(s.origin)
-                    if assumed is not None and s.assumed:
-                        assumed.append(s.assumed)
-            val = scalar_text(segs)
-            if val is None:
-                bad = next((s.unknown for s in segs if s.text is None), None)
-                raise arith.ArithUnknown(bad.reason if bad else f"${cur} is not known")
-            val = val.strip()
-            if not val:
-                return 0
-            try:
-                return arith.parse_int(val)
-            except ValueError as exc:
-                if _NAME.fullmatch(val) and val not in seen:
-                    seen.add(val)
-                    cur = val
-                    continue
-                # A value that is itself an expression (`X='Y+1'`) is evaluated in turn;
-                # bash stops self-reference with "expression recursion level exceeded".
-                if nesting[0] >= _MAX_NESTING:
-                    raise arith.ArithUnknown(f"${cur} refers to itself through arithmetic") from exc
-                nesting[0] += 1
-                try:
-                    return arith.evaluate(val, lookup)
-                finally:
-                    nesting[0] -= 1
+        return _value_of(ev, name, st, frame, span, origins, assumed, nesting)
 
     def assign(name: str, value: int) -> None:
         ev.impure = True
@@ -125,6 +88,61 @@ def arith_eval(
         st.vars[name] = Var(scalar=(Segment(str(value), span),), exported=bool(old and old.exported), site=span)
 
     return arith.evaluate(text, lookup, assign)
+
+
+def _value_of(
+    ev: Evaluator,
+    name: str,
+    st: State,
+    frame: Frame,
+    span: Span | None,
+    origins: list[Span] | None,
+    assumed: list[str] | None,
+    nesting: list[int],
+) -> int:
+    """The integer value of `name` in arithmetic (arith_eval). Not a closure that calls itself:
+    one would hold itself in its own cell, a reference cycle that keeps the whole run (and the
+    path it reads) alive until the cycle collector walks it."""
+    seen = set()
+    cur = name
+    while True:
+        segs, unknown, _ = variables.var_scalar(ev, cur, st, frame, span)
+        if unknown is not None:
+            raise arith.ArithUnknown(unknown.reason)
+        if segs is None:
+            raise arith.ArithUnknown(f"${cur} is not known")
+        if origins is not None:
+            for s in segs:
+                if s.site is not None:
+                    origins.append(s.site)
+                origins.extend(s.origin)
+                if assumed is not None and s.assumed:
+                    assumed.append(s.assumed)
+        val = scalar_text(segs)
+        if val is None:
+            bad = next((s.unknown for s in segs if s.text is None), None)
+            raise arith.ArithUnknown(bad.reason if bad else f"${cur} is not known")
+        val = val.strip()
+        if not val:
+            return 0
+        try:
+            return arith.parse_int(val)
+        except ValueError as exc:
+            if _NAME.fullmatch(val) and val not in seen:
+                seen.add(val)
+                cur = val
+                continue
+            # A value that is itself an expression (`X='Y+1'`) is evaluated in turn;
+            # bash stops self-reference with "expression recursion level exceeded".
+            if nesting[0] >= _MAX_NESTING:
+                raise arith.ArithUnknown(f"${cur} refers to itself through arithmetic") from exc
+            nesting[0] += 1
+            try:
+                return arith.evaluate(
+                    val, lambda inner: _value_of(ev, inner, st, frame, span, origins, assumed, nesting)
+                )
+            finally:
+                nesting[0] -= 1
 
 
 def _expand_text(
