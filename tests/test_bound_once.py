@@ -94,3 +94,23 @@ def test_a_shared_binding_is_searched_once_for_unset_variables(monkeypatch: pyte
     assert result.launches[0].bound is result.launches[1].bound
     unset = [f for f in result.facts.findings if f.kind.name == "UNSET_VARIABLE"]
     assert [(f.span.start_line, f.data["name"]) for f in unset] == [(8, "CKPT_DIR")]
+
+
+def test_the_places_of_words_the_paths_share_are_worked_out_once(monkeypatch: pytest.MonkeyPatch):
+    """Telling launches apart by where their words are: a word two paths' launches share is
+    placed once (each place is worked out from the file's line table)."""
+    from megalint.launch import extract
+
+    placed: list[str] = []
+    real = extract._placed_at
+
+    def counting(word):
+        placed.append(word.partial_text)
+        return real(word)
+
+    monkeypatch.setattr(extract, "_placed_at", counting)
+    result = lint(SCRIPT, gpu="H100", memory=False)
+    assert len(result.launches) == 2
+    words = result.launches[0].launch.command
+    assert len(placed) == len(words) + 1, "every word once, and the other path's `$GPUS`"
+    assert placed.count("--num-layers") == 1 and placed.count("--nproc_per_node") == 1

@@ -645,6 +645,16 @@ def extract_launches(facts: ScriptFacts) -> list[Launch]:
     launches: list[Launch] = []
     seen_records: set[int] = set()
     seen: set[tuple[Span, tuple[str, ...], tuple[str, ...], int | None]] = set()
+    # Where each word begins, by the word: the launches of a script's paths share most of their
+    # words (the same objects), and each place is worked out from the file's line table.
+    places: dict[int, tuple[Word, str]] = {}
+
+    def placed_at(w: Word) -> str:
+        held = places.get(id(w))
+        if held is None or held[0] is not w:
+            held = places[id(w)] = (w, _placed_at(w))
+        return held[1]
+
     for path in facts.paths:
         for rec in path.commands:
             if id(rec) in seen_records:
@@ -656,7 +666,7 @@ def extract_launches(facts: ScriptFacts) -> list[Launch]:
             key = (
                 launch.span,
                 tuple(w.partial_text for w in launch.command),
-                tuple(_placed_at(w) for w in launch.command),
+                tuple(map(placed_at, launch.command)),
                 launch.world_size.value,
             )
             if key in seen:
