@@ -363,10 +363,12 @@ class _Binder:
         # catalogue: nothing changes a BoundArg once bound, and a file of a thousand launches
         # would otherwise hold a hundred megabytes of identical ones.
         args = dict(default_args(self.cat))
-        index = _default_index(self.cat)
+        index = default_index(self.cat)
         # The dests given, in the catalogue's order (that of the problems found on the way).
+        own: list[str] = []
         for at in sorted(index[dest] for dest in self.occ if dest in index):
             dest, first, default = _defaults(self.cat)[at]
+            own.append(dest)
             occs = self.occ[dest]
             arg = BoundArg(dest, first, default, default)
             arg.given = True
@@ -392,7 +394,7 @@ class _Binder:
                 )
             args[dest] = arg
         self.problems.sort(key=lambda p: _order(p, self.argv))
-        return BoundArgs(self.cat.version, self.cat, args, self.problems, self.passthrough, self.argv)
+        return BoundArgs(self.cat.version, self.cat, args, self.problems, self.passthrough, self.argv, own=tuple(own))
 
     @staticmethod
     def _final(first: FlagSpec, default: Any, occs: list[Occurrence]) -> Any:
@@ -427,7 +429,7 @@ def _defaults(cat: Catalogue) -> list[tuple[str, FlagSpec, Any]]:
     return cached
 
 
-def _default_index(cat: Catalogue) -> dict[str, int]:
+def default_index(cat: Catalogue) -> dict[str, int]:
     """dest -> its place in `_defaults(cat)`, made once."""
     cached = cat.__dict__.get("_bind_default_index")
     if cached is None:

@@ -4,6 +4,7 @@ occurrences of each flag, the problems argparse would have, and the words that c
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -169,6 +170,17 @@ class BoundArgs:
     argv: tuple[Word, ...] = ()
     # Why the flag problems are not known: a part of the parser is not at hand (None: they are).
     problems_unknown: str | None = None
+    # The dests whose BoundArg is not the one every binding of the catalogue shares for a dest
+    # not given (bind.default_args), in the catalogue's order: a launch gives a few dozen of its
+    # hundreds, and what is worked out from a binding looks at these alone. None: not known.
+    own: tuple[str, ...] | None = None
+
+    def own_args(self) -> Iterable[tuple[str, BoundArg]]:
+        """(dest, BoundArg) of the dests `own` names, in order; of every dest when it is not known."""
+        if self.own is None:
+            return self.args.items()
+        args = self.args
+        return [(dest, args[dest]) for dest in self.own]
 
     def __getitem__(self, dest: str) -> BoundArg:
         return self.args[dest]

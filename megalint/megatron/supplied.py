@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from megalint.megatron.bind import default_index
 from megalint.megatron.bound import BoundArg, BoundArgs
 from megalint.megatron.versions import version_key
 from megalint.shell.values import Unknown
@@ -197,4 +198,8 @@ def supplied_args(bound: BoundArgs, version: str, stock_entry: bool, entry: str 
         arg = args[dest]
         span = arg.span
         args[dest] = replace(arg, value=Unknown(reason, span))
-    return replace(bound, args=args)
+    own = bound.own
+    if own is not None:
+        index = default_index(bound.catalogue)
+        own = tuple(sorted({*own, *reasons}, key=index.__getitem__))
+    return replace(bound, args=args, own=own)

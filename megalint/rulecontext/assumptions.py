@@ -44,7 +44,7 @@ def launch_assumptions(
             out[f"launch.{key}"] = q.assumed
     if "launch.nnodes" in out:
         out["launch.multi_node"] = out["launch.nnodes"]
-    for dest, arg in bound.args.items():
+    for dest, arg in bound.own_args():
         if arg.given and arg.known:
             got = _union(w.defaults_assumed for w in arg.value_words)
             if got:

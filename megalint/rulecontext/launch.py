@@ -50,7 +50,7 @@ def _bound_part(bound: BoundArgs) -> tuple[dict[str, Any], dict[str, bool], dict
     args, unknown = dict(base_args), dict(base_unknown)
     given: dict[str, bool] = {}
     late_args = late_unknown = False  # a dest added to a dict that lacked it: out of order
-    for dest, arg in bound.args.items():
+    for dest, arg in bound.own_args():
         if shared[dest][0] is arg:
             continue
         v = plain(arg.value)

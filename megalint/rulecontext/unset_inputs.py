@@ -45,7 +45,7 @@ def _unknown_reads(facts: ScriptFacts, bound: Iterable[BoundArgs]) -> Iterable[t
     """(option, place, name) of each value part of a Megatron flag that is a plain `$NAME` read
     whose value is not known."""
     for args in bound:
-        for arg in args.args.values():
+        for _dest, arg in args.own_args():
             for occ in arg.occurrences:
                 # The one value of a flag that takes one: after `--x a b`'s list (`nargs='+'`) a
                 # variable may stand for more options, which an unset one leaves out harmlessly.
