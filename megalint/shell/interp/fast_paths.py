@@ -182,7 +182,7 @@ def _cutter(ev: Evaluator, seg: Segment, text: str, span: Span) -> Callable[[int
     where it is written, as it is, when a place holds the segment's text; else the segment's places."""
     found = written_at(seg, text, ev.sources)
     shown = seg.via
-    via = (span,) if not shown else shown if span in shown else (*shown, span)
+    via = shown if span in shown else (*shown, span)
     if found is None:
         return lambda a, b: Segment(text[a:b], seg.site, seg.origin, seg.unknown, via, seg.assumed)
     place, before, passed = found
