@@ -125,12 +125,7 @@ class Word:
         sites = [s.site for s in self.segments if s.site is not None]
         if not sites:
             return self.splat.span if self.splat else None
-        first, last = sites[0], sites[-1]
-        if first.path == last.path and first.start <= last.end and last.start >= first.start:
-            return Span(
-                first.path, first.start_line, first.start_col, last.end_line, last.end_col, first.start, last.end
-            )
-        return first
+        return sites_span(sites[0], sites[-1])
 
     @property
     def assumed(self) -> str | None:
@@ -168,6 +163,14 @@ class Word:
 
     def __repr__(self) -> str:
         return f"Word({self.partial_text!r} @ {self.span})"
+
+
+def sites_span(first: Span, last: Span) -> Span:
+    """The span of a word whose first part was written at `first` and last at `last`: from one to
+    the other when they are in that order in one file, else the first."""
+    if first.path == last.path and first.start <= last.end and last.start >= first.start:
+        return Span(first.path, first.start_line, first.start_col, last.end_line, last.end_col, first.start, last.end)
+    return first
 
 
 # An assumed default reads "the default NNODES=2; the environment may set it": a finding that

@@ -207,11 +207,11 @@ def test_eval_of_a_simple_command_runs_as_the_parsed_string(script: str) -> None
 def test_an_unknown_part_met_again_elsewhere_is_read_without_parsing_the_whole_string() -> None:
     from megalint.shell.interp import nested_scripts
 
-    alone, whole = [], []
-    expand_alone, reparse = nested_scripts._expand_alone, nested_scripts.reparse
+    alone, whole, by_words = [], [], []
+    alone_node, reparse, eval_words = nested_scripts._alone_node, nested_scripts.reparse, nested_scripts._eval_words
 
     def counted_alone(*args):  # type: ignore[no-untyped-def]
-        done = expand_alone(*args)
+        done = alone_node(*args)
         alone.append(done is not None)
         return done
 
@@ -219,20 +219,64 @@ def test_an_unknown_part_met_again_elsewhere_is_read_without_parsing_the_whole_s
         whole.append(len(word.segments) > 1)
         return reparse(ev, word, frame, source)
 
-    nested_scripts._expand_alone, nested_scripts.reparse = counted_alone, counted_reparse
+    def counted_words(*args):  # type: ignore[no-untyped-def]
+        done = eval_words(*args)
+        by_words.append(done is not None)
+        return done
+
+    nested_scripts._alone_node, nested_scripts.reparse = counted_alone, counted_reparse
+    nested_scripts._eval_words = counted_words
     try:
         # With the fast paths on (test_eval_of_a_simple_command_runs_as_the_parsed_string
         # compares the script's run with the parser's).
         _steps(EVALS[-1], True)
     finally:
-        nested_scripts._expand_alone, nested_scripts.reparse = expand_alone, reparse
+        nested_scripts._alone_node, nested_scripts.reparse = alone_node, reparse
+        nested_scripts._eval_words = eval_words
     # A string's words are remembered with the place of the whole string: new on the first path
     # of each branch are `$P`'s part (`eval $C`, twice: the second branch with `${NOPE}`, then
-    # `eval $D` on its first branch), each read in a string of its own; `--save=…/x` (`eval $D`,
-    # second branch) is not a part alone: the whole string is parsed, that once. The other
-    # paths find every word remembered.
-    assert alone == [True, True, True, False]
+    # `eval $D` on its first branch), each read in a string of its own (four parts);
+    # `--save=…/x` (`eval $D`, second branch) is not a part alone: the whole string is parsed,
+    # that once, and it is the one string not read word by word. The other paths find every
+    # word remembered.
+    assert alone == [True] * 4
     assert whole.count(True) == 1
+    assert by_words.count(False) == 1 and len(by_words) > 10
+
+
+def test_a_string_of_words_is_read_word_by_word_on_every_path_after_the_first() -> None:
+    # `eval $C`: the words of the value, each one word of the string. On the first path each
+    # word is placed or expanded (and kept); on the others, whose strings share those words'
+    # parts, the string is read word by word (_eval_words), as the parsed string is run.
+    from megalint.shell.interp import nested_scripts
+
+    script = (
+        _FORK + 'C="torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers $L --save=$OUT/ckpt ${NOPE}"\neval $C\n'
+    )
+    by_words, simple = [], []
+    eval_words, simple_eval = nested_scripts._eval_words, nested_scripts._simple_eval
+
+    def counted_words(*args):  # type: ignore[no-untyped-def]
+        done = eval_words(*args)
+        by_words.append(done is not None)
+        return done
+
+    def counted_simple(*args):  # type: ignore[no-untyped-def]
+        done = simple_eval(*args)
+        simple.append(done is not None)
+        return done
+
+    assert _same("t.sh", script)
+    assert _steps(script, True) == _steps(script, False)
+    nested_scripts._eval_words, nested_scripts._simple_eval = counted_words, counted_simple
+    try:
+        _steps(script, True)
+    finally:
+        nested_scripts._eval_words, nested_scripts._simple_eval = eval_words, simple_eval
+    paths = len(by_words)
+    assert paths > 1
+    assert by_words == [False] + [True] * (paths - 1)
+    assert simple == [True]
 
 
 def _run(script: str, fast: bool):  # type: ignore[no-untyped-def]

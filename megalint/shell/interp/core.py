@@ -151,6 +151,9 @@ class Evaluator:
         self.placed: dict[int, tuple[Segment, int, Placement]] = {}
         # (id(Segment), start, end in it) -> (it, the number of sources then, the word read there)
         self.placed_words: dict[tuple[int, int, int], tuple[Segment, int, Word]] = {}
+        # The ids of a word's parts -> (the parts, the word as a command string of several words
+        # holds it, or None when it cannot be one of them): nested_scripts._eval_words
+        self.arg_words: dict[tuple[int, ...], tuple[tuple[Segment, ...], object]] = {}
         # What a word of a command string expanded to, by the parts it is made of
         # (MappedSource.signature) rather than by its place in one path's string: expansion.expand_word
         self.placed_memo: dict[tuple[object, ...], list[MemoEntry]] = {}

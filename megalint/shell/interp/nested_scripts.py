@@ -9,7 +9,7 @@ only their commands count afterwards (algebra.effects_only).
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 from megalint import lazy_re
 from megalint.errors import InputError
@@ -21,8 +21,12 @@ from megalint.shell.interp.pieces import Piece, SegmentPiece
 from megalint.shell.interp.reparse import (
     MappedSource,
     in_place,
+    joined_span,
     mapped,
     parse_assembled,
+    part_word,
+    placeholder_of,
+    placement_of,
     reparse,
     with_placeholders,
 )
@@ -41,7 +45,7 @@ from megalint.shell.interp.state import (
 )
 from megalint.shell.interp.syntax import assigned_names, effective_start, plain_name
 from megalint.shell.parse import ParsedScript, parse_file
-from megalint.shell.values import Segment, Unknown, Word
+from megalint.shell.values import Segment, Unknown, Word, sites_span
 from megalint.source import Span
 
 if TYPE_CHECKING:
@@ -196,6 +200,10 @@ def eval_string(ev: Evaluator, args: list[Word], span: Span, st: State, frame: F
     if len(args) == 1:
         word = args[0]
     else:
+        if fast_paths.ENABLED:
+            done = _eval_words(ev, args, st, frame)
+            if done is not None:
+                return done
         segs = []
         for i, a in enumerate(args):
             if i:
@@ -240,17 +248,7 @@ def _simple_eval(ev: Evaluator, word: Word, st: State, frame: Frame) -> list[Sta
         return None
     runs = [(m.start(), m.end(), m.group()) for m in _RUN.finditer(text)]
     first = runs[0][2]
-    if (
-        "$" in first
-        or first[0] == "-"
-        or _NUMBER.fullmatch(first)
-        or _ASSIGNMENT.match(first)
-        or first in _RESERVED
-        or first in commands.BUILTINS
-        or first in commands.NOT_LAUNCH
-        or first in commands.INERT
-        or first in st.funcs
-    ):
+    if _not_a_launch(first, st):
         return None
     source = mapped(ev, word, anchor)
     made: list[tuple[Word, ...] | None] = []
@@ -273,6 +271,132 @@ def _simple_eval(ev: Evaluator, word: Word, st: State, frame: Frame) -> list[Sta
     # As Evaluator.stmt counts a statement on one path, and commands.command records a launch.
     ev.steps += 1
     commands.record(ev, words, {}, source.span(runs[0][0], runs[-1][1]), st, frame)
+    return [st]
+
+
+def _not_a_launch(first: str, st: State) -> bool:
+    """Whether a command string's first word makes it other than a command `_simple_eval` reads."""
+    return (
+        "$" in first
+        or first[0] == "-"
+        or _NUMBER.fullmatch(first) is not None
+        or _ASSIGNMENT.match(first) is not None
+        or first in _RESERVED
+        or first in commands.BUILTINS
+        or first in commands.NOT_LAUNCH
+        or first in commands.INERT
+        or first in st.funcs
+    )
+
+
+class _ArgWord(NamedTuple):
+    """A word of a command string as `_eval_words` reads it: its text (unknown parts as
+    placeholders), its parts with some text, the first and last places its parts were written,
+    whether it is one part with nothing to expand (MappedSource.placed_word), its kind as an
+    argument and its parts as MappedSource.signature_at gives them."""
+
+    text: str
+    filled: tuple[Segment, ...]
+    sites: tuple[Span, Span] | None
+    one_part: bool
+    kind: str
+    parts: tuple[tuple[Segment, int, int], ...]
+
+
+def _arg_word(ev: Evaluator, segs: tuple[Segment, ...]) -> _ArgWord | None:
+    """A word of a command string of several words, read as `_simple_eval` reads its run: None
+    when it holds a blank (it is not one word of the string) or a character that is not plain."""
+    segs = tuple([seg if seg.text is not None else placeholder_of(ev, seg) for seg in segs])
+    text = "".join([seg.text for seg in segs])  # type: ignore[misc]
+    if not text or " " in text or "\t" in text or _NOT_SIMPLE.search(_PLACEHOLDER.sub("", text)):
+        return None
+    filled = tuple([seg for seg in segs if seg.text])
+    sites = [seg.site for seg in segs if seg.site is not None]
+    return _ArgWord(
+        text,
+        filled,
+        (sites[0], sites[-1]) if sites else None,
+        "$" not in text and len(filled) == 1 and len(text) <= fast_paths.PLAIN_MAX,
+        _kind(text),
+        tuple([(seg, 0, len(seg.text)) for seg in filled]),  # type: ignore[arg-type]
+    )
+
+
+def _eval_words(ev: Evaluator, args: list[Word], st: State, frame: Frame) -> list[State] | None:
+    """`_simple_eval` of the string several words make, when each word is one word of the string
+    (no blank in any: `eval ${run_cmd}`, a value split into words): what reading the string gives,
+    taken word by word without assembling and placing the whole string. The strings of a
+    script's paths share most of their words' parts (a launch of ~200 parts, placed again on
+    each of up to 16 paths): each word is what it was on an earlier path, or one part placed
+    where it was written, or an unknown part alone (`_expand_alone`). None for any other string
+    and when a word is none of these: the string is then read whole (`_simple_eval`), which
+    keeps each word read for the next path."""
+    if st.stopped or ev.exhausted or ev.nest >= MAX_NEST or ev.steps >= MAX_STEPS:
+        return None
+    if ev.skip.names:
+        ev.check_reads(" ".join([a.partial_text for a in args]))  # the string's, as _simple_eval checks it
+    # Each word as the string holds it (`_ArgWord`), kept for the run by its parts: the words of
+    # the paths' strings are new objects, their parts mostly the same ones.
+    kept = ev.arg_words
+    held: list[_ArgWord] = []
+    for arg in args:
+        segs = arg.segments
+        key = tuple(map(id, segs))  # the entry holds the parts: their ids stay theirs
+        entry = kept.get(key)
+        if entry is None:
+            entry = kept[key] = (segs, _arg_word(ev, segs))
+        read = cast("_ArgWord | None", entry[1])
+        if read is None:
+            return None
+        held.append(read)
+    sites = [r.sites for r in held if r.sites is not None]
+    first = held[0].text
+    if not sites or _not_a_launch(first, st):
+        return None
+    anchor = sites_span(sites[0][0], sites[-1][1])  # the whole string's span (Word.span)
+    count = len(ev.sources)
+    placed_words = ev.placed_words
+    made: list[tuple[Word, ...] | Segment] = []
+    alone: list[tuple[int, ParsedScript, Node]] = []
+    for read in held:
+        text, filled = read.text, read.filled
+        if read.one_part:
+            # One part: placed where it was written (MappedSource.placed_word), most kept already.
+            seg = filled[0]
+            placed = placed_words.get((id(seg), 0, len(text)))
+            if placed is not None and placed[0] is seg and placed[1] == count:
+                made.append((placed[2],))
+                continue
+            made.append((part_word(seg, placement_of(ev, seg), 0, len(text), text, anchor, ev.sources, placed_words),))
+            continue
+        # Expanded on an earlier path (MappedSource.signature_at of the word in the string).
+        words = ev.remembered(ev.placed_memo, ("w", read.kind, (anchor, count, read.parts)), st)
+        if words is not NOT_REMEMBERED:
+            made.append(cast("tuple[Word, ...]", words))
+        elif len(filled) == 1 and _PLACEHOLDER.fullmatch(text):
+            made.append(filled[0])  # an unknown part alone, expanded below
+        else:
+            return None
+    # The unknown parts alone, each read in a string of its own, as _expand_alone reads them
+    # (every one found readable before any is expanded, in the string's order).
+    for i, m in enumerate(made):
+        if isinstance(m, Segment):
+            found = _alone_node(ev, m, anchor)
+            if found is None:
+                return None
+            alone.append((i, *found))
+    for i, sub, node in alone:
+        made[i] = tuple(expansion.expand_word(ev, node, st, Frame(sub, frame.wrappers, frame.depth + 1)))
+    words_made = [w for ws in cast("list[tuple[Word, ...]]", made) for w in ws]
+    if not words_made or words_made[0].text != first or shell_c(words_made) is not None:
+        return None
+    head, tail = held[0].filled[0], held[-1].filled[-1]
+    site_a, exact_a, _ = placement_of(ev, head)
+    site_b, exact_b, _ = placement_of(ev, tail)
+    span = joined_span((site_a, exact_a, 0), (site_b, exact_b, len(tail.text or "")), anchor, ev.sources)
+    # As Evaluator.stmt counts a statement on one path, and commands.command records a launch.
+    ev.steps += 1
+    commands.record(ev, words_made, {}, span, st, frame)
     return [st]
 
 
@@ -338,16 +462,26 @@ def _expand_alone(
         alone.append(parts[0][0])
     made = []
     for seg in alone:
-        sub = _parsed_alone(ev, seg, source.anchor)
-        if sub is None:
+        found = _alone_node(ev, seg, source.anchor)
+        if found is None:
             return None
-        statements = [c for c in sub.root.children if c.is_named]
-        name = statements[0].child_by_field_name("name") if len(statements) == 1 else None
-        node = name.named_children[0] if name is not None and name.named_child_count == 1 else None
-        if node is None or node.type != "expansion" or node.start_byte != 0 or node.end_byte != len(seg.text or ""):
-            return None
+        sub, node = found
         made.append(tuple(expansion.expand_word(ev, node, st, Frame(sub, frame.wrappers, frame.depth + 1))))
     return made
+
+
+def _alone_node(ev: Evaluator, seg: Segment, anchor: Span) -> tuple[ParsedScript, Node] | None:
+    """The string of one unknown part (`_parsed_alone`) and its one word, an expansion of the
+    whole string; None when it is not read so."""
+    sub = _parsed_alone(ev, seg, anchor)
+    if sub is None:
+        return None
+    statements = [c for c in sub.root.children if c.is_named]
+    name = statements[0].child_by_field_name("name") if len(statements) == 1 else None
+    node = name.named_children[0] if name is not None and name.named_child_count == 1 else None
+    if node is None or node.type != "expansion" or node.start_byte != 0 or node.end_byte != len(seg.text or ""):
+        return None
+    return sub, node
 
 
 def _parsed_alone(ev: Evaluator, seg: Segment, anchor: Span) -> ParsedScript | None:

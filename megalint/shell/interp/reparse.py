@@ -110,19 +110,10 @@ class MappedSource(SourceFile):
         i = self._index(a, False)
         if i is None or b > self._pieces[i][1]:
             return None
-        start, _stop, site, _exact, origin = self._pieces[i]
-        seg = self._segs[i]
-        key = (id(seg), a - start, b - start)
-        # A part placed nowhere is shown at the whole string (its anchor), which is this string's own.
-        words = self._words if site is not None else None
-        if words is not None:
-            held = words.get(key)
-            if held is not None and held[0] is seg and held[1] == len(self._sources):
-                return held[2]
-        word = Word((Segment(text, self.span(a, b), origin),))
-        if words is not None:
-            words[key] = (seg, len(self._sources), word)
-        return word
+        start, _stop, site, exact, origin = self._pieces[i]
+        return part_word(
+            self._segs[i], (site, exact, origin), a - start, b - start, text, self.anchor, self._sources, self._words
+        )
 
     def signature(self, start_byte: int, end_byte: int) -> tuple[object, ...] | None:
         """What the text at bytes [start_byte, end_byte) is made of: each part's segment and
@@ -157,20 +148,61 @@ class MappedSource(SourceFile):
     def span(self, a: int, b: int) -> Span:
         s0, site_a, exact_a = self._at(a, False)
         s1, site_b, exact_b = self._at(b, True)
-        if site_a is None or site_b is None:
-            return site_a or site_b or self.anchor
-        src_a = self._sources.get(site_a.path)
-        start = site_a.start + (a - s0) if exact_a else site_a.start
-        end = site_b.start + (b - s1) if exact_b else site_b.end
-        if site_a.path == site_b.path and src_a is not None and start <= end:
-            return src_a.span(start, end)
-        return site_a
+        return joined_span((site_a, exact_a, a - s0), (site_b, exact_b, b - s1), self.anchor, self._sources)
 
     def span_bytes(self, start_byte: int, end_byte: int) -> Span:
         return self.span(self.char_offset(start_byte), self.char_offset(end_byte))
 
 
 Placement = tuple["Span | None", bool, tuple[Span, ...]]  # where written, whether exactly there, from where before
+
+
+def joined_span(
+    first: tuple[Span | None, bool, int],
+    last: tuple[Span | None, bool, int],
+    anchor: Span,
+    sources: Mapping[str, SourceFile],
+) -> Span:
+    """Where the characters of a command string from a place in one part to a place in another
+    were written: each end given by its part's site, whether exactly there, and how far into the
+    part it is (the first end's start, the last end's end)."""
+    site_a, exact_a, into_a = first
+    site_b, exact_b, into_b = last
+    if site_a is None or site_b is None:
+        return site_a or site_b or anchor
+    src_a = sources.get(site_a.path)
+    start = site_a.start + into_a if exact_a else site_a.start
+    end = site_b.start + into_b if exact_b else site_b.end
+    if site_a.path == site_b.path and src_a is not None and start <= end:
+        return src_a.span(start, end)
+    return site_a
+
+
+def part_word(
+    seg: Segment,
+    placement: Placement,
+    a: int,
+    b: int,
+    text: str,
+    anchor: Span,
+    sources: Mapping[str, SourceFile],
+    words: dict[tuple[int, int, int], tuple[Segment, int, Word]] | None,
+) -> Word:
+    """The word `text`, the characters [a, b) of one part of a command string placed at
+    `placement`, as one segment where they were written (MappedSource.placed_word). Kept in
+    `words` by the part and the place in it: its span and origin depend on the part alone."""
+    site, exact, origin = placement
+    key = (id(seg), a, b)
+    # A part placed nowhere is shown at the whole string (its anchor), which is that string's own.
+    kept = words if site is not None else None
+    if kept is not None:
+        held = kept.get(key)
+        if held is not None and held[0] is seg and held[1] == len(sources):
+            return held[2]
+    word = Word((Segment(text, joined_span((site, exact, a), (site, exact, b), anchor, sources), origin),))
+    if kept is not None:
+        kept[key] = (seg, len(sources), word)
+    return word
 
 
 def _placement(seg: Segment, sources: Mapping[str, SourceFile]) -> Placement:
@@ -217,18 +249,28 @@ def with_placeholders(ev: Evaluator, word: Word) -> Word:
     can still be read: `--rdzv_endpoint $MASTER_ADDR:6000` stays one unknown word."""
     if word.text is not None:
         return word
-    parts = []
-    for seg in word.segments:
-        if seg.text is None:
-            # One placeholder object per unknown segment: the strings read on each path
-            # share most of their unknown parts, and so where each was written.
-            held = ev.placeholder_of.get(id(seg))
-            if held is None or held[0] is not seg:
-                held = ev.placeholder_of[id(seg)] = (seg, _placeholder(ev, seg))
-            parts.append(held[1])
-        else:
-            parts.append(seg)
-    return Word(tuple(parts))
+    return Word(tuple([seg if seg.text is not None else placeholder_of(ev, seg) for seg in word.segments]))
+
+
+def placeholder_of(ev: Evaluator, seg: Segment) -> Segment:
+    """The placeholder of an unknown segment of a command string (`with_placeholders`)."""
+    # One placeholder object per unknown segment: the strings read on each path share most of
+    # their unknown parts, and so where each was written.
+    held = ev.placeholder_of.get(id(seg))
+    if held is None or held[0] is not seg:
+        held = ev.placeholder_of[id(seg)] = (seg, _placeholder(ev, seg))
+    return held[1]
+
+
+def placement_of(ev: Evaluator, seg: Segment) -> Placement:
+    """Where a part of a command string was written, as MappedSource places it (and keeps it)."""
+    count = len(ev.sources)
+    held = ev.placed.get(id(seg))
+    if held is not None and held[0] is seg and held[1] == count:
+        return held[2]
+    found = _placement(seg, ev.sources)
+    ev.placed[id(seg)] = (seg, count, found)
+    return found
 
 
 def in_place(ev: Evaluator, word: Word) -> SourceFile | None:
