@@ -81,9 +81,11 @@ def unknown_reason(ctx: Mapping[str, Any], path: str) -> str | None:
     reasons = ctx.get("unknown")
     if not isinstance(reasons, Mapping):
         return None
-    parts = path.split(".")
-    for n in range(len(parts), 0, -1):
-        reason = reasons.get(".".join(parts[:n]))
+    while True:
+        reason = reasons.get(path)
         if reason is not None:
             return str(reason)
-    return None
+        cut = path.rfind(".")
+        if cut < 0:
+            return None
+        path = path[:cut]

@@ -385,3 +385,17 @@ def test_a_finding_resting_on_a_default_says_so_one_severity_lower():
 def test_a_finding_another_side_decides_does_not_rest_on_the_default():
     (d,) = _assumed("args.a > 1 || args.b > 1", {"a": 5, "b": 2})
     assert (d.severity, d.message, d.assumed) == (Severity.ERROR, "b is 2", ())
+
+
+def test_an_unknown_reason_is_that_of_the_nearest_recorded_prefix() -> None:
+    from megalint.engine.context import unknown_reason
+
+    ctx = {"unknown": {"args": "no binding", "args.seq_length": "set in a loop", "memory.peak": "no GPU"}}
+    assert unknown_reason(ctx, "args.seq_length") == "set in a loop"
+    assert unknown_reason(ctx, "args.seq_length.x") == "set in a loop"
+    assert unknown_reason(ctx, "args.hidden_size") == "no binding"
+    assert unknown_reason(ctx, "memory") is None
+    assert unknown_reason(ctx, "derived.world") is None
+    assert unknown_reason(ctx, "") is None
+    assert unknown_reason({"unknown": {"a.": "dotted", "a": "top"}}, "a..b") == "dotted"
+    assert unknown_reason({}, "args.x") is None
