@@ -353,6 +353,7 @@ def evaluate(rules: RuleSet | Iterable[Rule], targets: Iterable[Target]) -> Eval
     paths: dict[int, Term] = {}  # id(diagnostic) -> the branch outcomes of its path
     needs = rules.needs
     kept: list[list[Event] | None] = [None] * len(rules)  # per rule, what it added on the target before
+    fired: set[int] = set()  # the rules with a condition that fired when last decided: kept is None
     previous: dict[str, Any] | None = None
     for target in targets:
         before = len(raw.diagnostics)
@@ -364,11 +365,14 @@ def evaluate(rules: RuleSet | Iterable[Rule], targets: Iterable[Target]) -> Eval
             deciding = [r.when is not None for r in rules.rules]
             env = Env(target.context, needs, selected)
         else:
-            reads = rules.reads
-            deciding = [
-                r.when is not None and (kept[i] is None or not reads[i].isdisjoint(changed))
-                for i, r in enumerate(rules.rules)
-            ]
+            # Decided again: a rule that fired, and one reading a part that changed.
+            deciding = [False] * len(rules)
+            for i in fired:
+                deciding[i] = True
+            readers = rules.readers
+            for token in changed:
+                for i in readers.get(token, ()):
+                    deciding[i] = True
             # CEL is handed only what the rules decided again read: making a context ready
             # costs by the value, and most rules are replayed.
             part = Needs.union(n for n, d in zip(rules.each_needs, deciding, strict=True) if d)
@@ -378,6 +382,10 @@ def evaluate(rules: RuleSet | Iterable[Rule], targets: Iterable[Target]) -> Eval
                 run = _Run(rule, rule.when, env, target, raw)
                 run.run()
                 kept[i] = run.events
+                if run.events is None:
+                    fired.add(i)
+                else:
+                    fired.discard(i)
             elif (events := kept[i]) is not None:
                 _replay(rule, events, target, raw)
         if target.condition is not None:

@@ -327,6 +327,17 @@ class RuleSet:
         """What each rule reads, in load order (Rule.reads)."""
         return [r.reads for r in self.rules]
 
+    @cached_property
+    def readers(self) -> dict[str, tuple[int, ...]]:
+        """The rules with a condition that read each part of a context (a token of Rule.reads),
+        by their index in load order: what a change of that part may change."""
+        out: dict[str, list[int]] = {}
+        for i, (rule, reads) in enumerate(zip(self.rules, self.reads, strict=True)):
+            if rule.when is not None:
+                for token in reads:
+                    out.setdefault(token, []).append(i)
+        return {token: tuple(held) for token, held in out.items()}
+
     def __iter__(self) -> Iterator[Rule]:
         return iter(self.rules)
 

@@ -141,3 +141,15 @@ def test_a_map_asked_for_one_key_is_read_for_that_key_alone(decided: list[str]) 
     ev = evaluate(rules, targets)
     assert decided == ["ML900", "ML901", "ML901"]
     assert ev.outcomes == {"ML900": {"passed"}, "ML901": {"passed"}}
+
+
+def test_the_rules_reading_a_part_are_those_whose_reads_name_it() -> None:
+    # What evaluate decides again after a change is looked up by the part that changed.
+    from megalint.engine.rule import RuleSet
+
+    rules = RuleSet(list(RULES))
+    readers = rules.readers
+    for token in {t for reads in rules.reads for t in reads} | {"args.zz", "problems"}:
+        expected = tuple(i for i, r in enumerate(rules.rules) if r.when is not None and token in r.reads)
+        assert readers.get(token, ()) == expected
+    assert readers["args.a"] == (0, 2, 8)
