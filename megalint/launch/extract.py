@@ -644,15 +644,15 @@ def extract_launches(facts: ScriptFacts) -> list[Launch]:
     """Every Megatron launch on every path; the same launch with the same words counts once."""
     launches: list[Launch] = []
     seen_records: set[int] = set()
-    seen: set[tuple[Span, tuple[str, ...], tuple[str, ...], int | None]] = set()
-    # Where each word begins, by the word: the launches of a script's paths share most of their
-    # words (the same objects), and each place is worked out from the file's line table.
-    places: dict[int, tuple[Word, str]] = {}
+    seen: set[tuple[Span, tuple[tuple[str, str], ...], int | None]] = set()
+    # Each word's text and where it begins, by the word: the launches of a script's paths share
+    # most of their words (the same objects), and each place is worked out from the file's line table.
+    told: dict[int, tuple[Word, tuple[str, str]]] = {}
 
-    def placed_at(w: Word) -> str:
-        held = places.get(id(w))
+    def told_by(w: Word) -> tuple[str, str]:
+        held = told.get(id(w))
         if held is None or held[0] is not w:
-            held = places[id(w)] = (w, _placed_at(w))
+            held = told[id(w)] = (w, (w.partial_text, _placed_at(w)))
         return held[1]
 
     for path in facts.paths:
@@ -663,12 +663,7 @@ def extract_launches(facts: ScriptFacts) -> list[Launch]:
             launch = find_launch(rec, list(rec.headers) or facts.headers)
             if launch is None:
                 continue
-            key = (
-                launch.span,
-                tuple(w.partial_text for w in launch.command),
-                tuple(map(placed_at, launch.command)),
-                launch.world_size.value,
-            )
+            key = (launch.span, tuple(map(told_by, launch.command)), launch.world_size.value)
             if key in seen:
                 continue
             seen.add(key)
