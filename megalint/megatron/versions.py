@@ -74,6 +74,7 @@ def _read(text: str, aliases: bool) -> tuple[VersionKey, str | None]:
     return (int(m["major"]), int(m["minor"]), int(m["patch"] or 0)), m["rest"]
 
 
+@lru_cache(maxsize=256)  # compared over and over as each launch is derived (deriver.at_least)
 def version_key(version: str) -> tuple[int, int, int]:
     return parse_version(version)
 
