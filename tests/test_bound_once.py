@@ -114,3 +114,32 @@ def test_the_places_of_words_the_paths_share_are_worked_out_once(monkeypatch: py
     words = result.launches[0].launch.command
     assert len(placed) == len(words) + 1, "every word once, and the other path's `$GPUS`"
     assert placed.count("--num-layers") == 1 and placed.count("--nproc_per_node") == 1
+
+
+def test_launches_sharing_a_binding_and_a_world_size_derive_once(monkeypatch: pytest.MonkeyPatch):
+    """Two ports, one world size: what is derived and the memory estimate are worked out once;
+    two world sizes (SCRIPT): once each."""
+    script = SCRIPT.replace("GPUS=4", "PORT=6000").replace("GPUS=8", "PORT=6001")
+    script = script.replace("--nproc_per_node $GPUS", "--nproc_per_node 8 --master_port $PORT")
+    derived: list[object] = []
+    estimated: list[object] = []
+    real_derive, real_memory = launches.derive, launches.launch_memory
+
+    def derive(bound, world, version):
+        derived.append(world)
+        return real_derive(bound, world, version)
+
+    def launch_memory(bound, world, *args):
+        estimated.append(world)
+        return real_memory(bound, world, *args)
+
+    monkeypatch.setattr(launches, "derive", derive)
+    monkeypatch.setattr(launches, "launch_memory", launch_memory)
+    result = lint(script, gpu="H100")
+    assert len(result.launches) == 2 and result.launches[0].bound is result.launches[1].bound
+    assert derived == [8] and estimated == [8]
+    assert result.launches[0].context["memory"] == result.launches[1].context["memory"] != {}
+    derived.clear()
+    estimated.clear()
+    lint(SCRIPT, gpu="H100")
+    assert derived == [4, 8] and estimated == [4, 8]

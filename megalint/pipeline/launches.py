@@ -19,10 +19,11 @@ from megalint.launch.fragments import NO_LAUNCH, READ_AS, find_fragments
 from megalint.launch.model import Launch, Quantity
 from megalint.launch.tools import TOOL, names_megatron_entry
 from megalint.megatron.bound import BoundArgs
-from megalint.megatron.derived import derive
+from megalint.megatron.derived import Derived, derive
 from megalint.megatron.forks import Fork, world_size_rewritten
 from megalint.megatron.launch_parser import LaunchParser, bind_launch, parser_for_launch
 from megalint.memory.launch_view import launch_memory
+from megalint.memory.report import MemoryView
 from megalint.pipeline import Bound, LaunchResult, Settings
 from megalint.rulecontext.assumptions import with_quantity
 from megalint.rulecontext.fragment import fragment_context
@@ -56,6 +57,10 @@ def bind_all(
     # scripts. Their parser and binding are found once; nothing changes a binding once made.
     # The words are told by their ids: every launch, and so every word, lives through the loop.
     bindings: dict[tuple[object, ...], tuple[LaunchParser, BoundArgs]] = {}
+    # What is derived from a binding, and its memory, depend on the binding, the world size and
+    # the version alone (and the GPU, the processes per node): launches sharing a binding share them.
+    derivations: dict[tuple[object, ...], dict[str, Derived]] = {}
+    memories: dict[tuple[object, ...], tuple[MemoryView | None, str | None]] = {}
     for launch in launches:
         entry = launch.entry_path
         pythonpath = launch.env.get("PYTHONPATH")
@@ -79,12 +84,20 @@ def bind_all(
             launch = replace(launch, notes=[*launch.notes, f"runs {parser.release}"])
         launch_version = parser.version if parser.release is not None else version
         world = launch.world_size.value
-        derived = derive(bound, world if world is not None else launch.world_size.unknown, launch_version)
-        memory, memory_unknown = (
-            launch_memory(bound, world, derived, profile, launch.nproc_per_node.value)
-            if settings.with_memory
-            else (None, "not computed")
-        )
+        world_or_why = world if world is not None else launch.world_size.unknown
+        derived_key = (id(bound), world_or_why, launch_version)
+        derived = derivations.get(derived_key)
+        if derived is None:
+            derived = derivations[derived_key] = derive(bound, world_or_why, launch_version)
+        if settings.with_memory:
+            nproc = launch.nproc_per_node.value
+            memory_key = (id(bound), world_or_why, launch_version, nproc)
+            estimate = memories.get(memory_key)
+            if estimate is None:
+                estimate = memories[memory_key] = launch_memory(bound, world, derived, profile, nproc)
+            memory, memory_unknown = estimate
+        else:
+            memory, memory_unknown = None, "not computed"
         ctx = build_context(
             launch,
             bound,
