@@ -101,11 +101,18 @@ def _taken(s: State, names: tuple[str, ...], values: tuple[Var | None, ...]) -> 
     it read, name and object)."""
     if not s.taken:
         return frozenset()
-    now = {name: id(v) for name, v in zip(names, values, strict=True)}
+    now = dict(zip(names, map(id, values), strict=True))
     out = []
     for k, v in s.taken.items():
-        reads = next((x for x in k if isinstance(x, tuple)), None)
-        if reads is not None and all(now.get(name, -1) == i for name, i in reads):
+        # What a test read is the first tuple of its key: the second item of a test's
+        # (conditions.decide), the third of what equality.learn derived from one.
+        reads = k[1] if k[1].__class__ is tuple else next((x for x in k if isinstance(x, tuple)), None)
+        if reads is None:
+            continue
+        for name, i in reads:
+            if now.get(name, -1) != i:
+                break
+        else:
             out.append((k, v[0]))
     return frozenset(out)
 
