@@ -393,3 +393,20 @@ def test_if_chains_on_several_paths_run_as_on_each_path(script: str) -> None:
     # Replayed on some path in each script but the one whose chains each run a command, stop a
     # path, expand indirectly or read a positional parameter.
     assert bool(replayed) == (script is not CHAINS[3])
+
+
+def test_a_string_made_again_on_each_path_is_made_of_the_same_parts() -> None:
+    # `"--n $L …"` differs on each path in `$L` alone: its other parts (the literal runs, `$OUT`,
+    # `$@`'s fields) are the segments made on the first path; the string is what the general
+    # code makes (with the fast paths off, each path makes its own).
+    script = _FORK + 'A="--n $L --save $OUT/x\\\\  --all $@ --tp 8"\nB=""\n'
+    assert _same("t.sh", script)
+    for fast in (True, False):
+        ev, states = _run(script, fast)
+        values = [s.vars["A"].scalar for s in states]
+        assert len(values) == 3
+        assert [v[1].text for v in values] == ["1", "2", "3"]
+        others = [[seg for i, seg in enumerate(v) if i != 1] for v in values]
+        shared = all(a is b for a, b in zip(others[0], others[1], strict=True))
+        assert shared == fast
+        assert all(s.vars["B"].scalar == () for s in states)

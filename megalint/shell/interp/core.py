@@ -154,6 +154,9 @@ class Evaluator:
         # The ids of a word's parts -> (the parts, the word as a command string of several words
         # holds it, or None when it cannot be one of them): nested_scripts._eval_words
         self.arg_words: dict[tuple[int, ...], tuple[tuple[Segment, ...], object]] = {}
+        # id(a part of "…": a literal run's or an expansion's pieces) -> (it, its segments read
+        # without word splitting): expansion._dq_scalar
+        self.scalar_parts: dict[int, tuple[object, list[Segment]]] = {}
         # What a word of a command string expanded to, by the parts it is made of
         # (MappedSource.signature) rather than by its place in one path's string: expansion.expand_word
         self.placed_memo: dict[tuple[object, ...], list[MemoEntry]] = {}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from megalint import lazy_re
@@ -145,8 +145,20 @@ def expand_scalar(ev: Evaluator, node: Node | None, st: State, frame: Frame, pat
 
 
 def _expand_scalar(ev: Evaluator, node: Node, st: State, frame: Frame) -> Scalar:
+    if node.type == "string" and fast_paths.ENABLED and ev.expansion_depth < MAX_EXPANSION_DEPTH:
+        out = _dq_scalar(ev, node, st, frame)
+    else:
+        out = _scalar_of(ev, pieces(ev, node, st, frame, quoted=True, eid=None))
+    if oversized(out):
+        span = frame.ps.span(node)
+        return (Segment(None, span, (), too_long(span)),)
+    return tuple(out)
+
+
+def _scalar_of(ev: Evaluator, parts: Iterable[Piece]) -> list[Segment]:
+    """The segments of pieces read without word splitting."""
     out = []
-    for p in pieces(ev, node, st, frame, quoted=True, eid=None):
+    for p in parts:
         if p.__class__ is SegmentPiece:  # most pieces: tested first, and sites by identity first
             seg, eid = p.segment, p.expansion
             if eid is not None and not eid.array and (site := seg.site) is not eid.span and site != eid.span:
@@ -157,10 +169,28 @@ def _expand_scalar(ev: Evaluator, node: Node, st: State, frame: Frame) -> Scalar
             out.append(Segment(" ", None))
         elif isinstance(p, Splat):
             out.append(Segment(None, p.unknown.span, (), p.unknown))
-    if oversized(out):
-        span = frame.ps.span(node)
-        return (Segment(None, span, (), too_long(span)),)
-    return tuple(out)
+    return out
+
+
+def _dq_scalar(ev: Evaluator, node: Node, st: State, frame: Frame) -> list[Segment]:
+    """`_scalar_of` the pieces of "…" (as `pieces` gives them), each part's segments made once
+    for the run: a string reading one value that differs (`"--num-layers $L --tp $TP …"`, a
+    launch of two hundred parts) is made again on each path, of parts it held before."""
+    kept = ev.scalar_parts
+    out: list[Segment] = []
+    ev.expansion_depth += 1
+    try:
+        for part, stable in _dq_parts(ev, node, st, frame, None):
+            if not stable:
+                out += _scalar_of(ev, part)
+                continue
+            held = kept.get(id(part))
+            if held is None or held[0] is not part:
+                held = kept[id(part)] = (part, _scalar_of(ev, part))
+            out += held[1]
+    finally:
+        ev.expansion_depth -= 1
+    return out
 
 
 def expansion_span(node: Node, frame: Frame) -> Span:
@@ -330,8 +360,21 @@ def _inside(ev: Evaluator, c: Node, st: State, frame: Frame, eid: Expansion | No
 
 def _dq_string(ev: Evaluator, node: Node, st: State, frame: Frame, eid: Expansion | None) -> list[Piece]:
     """`"…"` and `$"…"`: literal runs between the expansions inside."""
-    ps = frame.ps
     out: list[Piece] = []
+    for part, _ in _dq_parts(ev, node, st, frame, eid):
+        out.extend(part)
+    if not out:
+        return [QUOTED_EMPTY]
+    return out
+
+
+def _dq_parts(
+    ev: Evaluator, node: Node, st: State, frame: Frame, eid: Expansion | None
+) -> Iterator[tuple[Sequence[Piece], bool]]:
+    """The pieces of "…" part by part (a literal run, an expansion), each with whether it is an
+    object kept for the run (the script's literal runs, what an expansion gave on a path that
+    held the same values): another path's string is mostly the same parts."""
+    ps = frame.ps
     pos = node.start_byte + (2 if node.type == "translated_string" else 1)
     end = node.end_byte - 1
     data = ps.parse_text
@@ -342,19 +385,16 @@ def _dq_string(ev: Evaluator, node: Node, st: State, frame: Frame, eid: Expansio
             continue
         cstart = effective_start(c, data)
         if cstart > pos:
-            out.extend(dq_literal(ev, pos, cstart, ps, eid))
+            yield dq_literal(ev, pos, cstart, ps, eid), True
         if c.type == "expansion" or c.type == "simple_expansion":
             # A string that reads one value that differs (`"--num-layers $L --tp $TP …"`) is
             # made again on each path; each of its other expansions is what it was.
-            out.extend(ev.memo(ps, ("p", c.start_byte, c.end_byte, eid), st, _inside(ev, c, st, frame, eid)))
+            yield ev.memo(ps, ("p", c.start_byte, c.end_byte, eid), st, _inside(ev, c, st, frame, eid)), True
         else:
-            out.extend(pieces(ev, c, st, frame, True, eid))
+            yield pieces(ev, c, st, frame, True, eid), False
         pos = c.end_byte
     if end > pos:
-        out.extend(dq_literal(ev, pos, end, ps, eid))
-    if not out:
-        return [QUOTED_EMPTY]
-    return out
+        yield dq_literal(ev, pos, end, ps, eid), True
 
 
 def dq_literal(
