@@ -73,27 +73,49 @@ def provided(name: str) -> bool:
 
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
-# `NAME=`, `NAME+=`, `NAME[i]=` anywhere, comments and strings included (`# DATA=/path bash x.sh`).
-_GIVES = lazy_re.compile(rf"(?<![\w$])({_NAME})(?:\[[^\]\n]*\])?\+?=")
+# `NAME=`, `NAME+=`, `NAME[i]=` anywhere, comments and strings included (`# DATA=/path bash x.sh`):
+# `(?<![\w$])(NAME)(?:\[[^\]\n]*\])?\+?=`, matched on the text reversed (the name reversed), where
+# each match starts with its `=`, a character the engine finds quickly (ten times faster).
+_GIVES_REVERSED = lazy_re.compile(r"=\+?(?:\][^\]\n]*\[)?([A-Za-z0-9_]*[A-Za-z_])(?![\w$])")
 # `${NAME:-…}`, `${NAME-…}`, `${NAME:?…}`, `${NAME:=…}`, `${NAME:+…}`: read knowing it may be unset.
 _GUARDS = lazy_re.compile(rf"\$\{{({_NAME}):?[-?=+]")
 # `[ -z "$NAME" ]`, `[[ -n ${NAME} ]]`, `[[ -v NAME ]]`
 _TESTS = lazy_re.compile(rf"-[znv]\s+\"?\$?\{{?({_NAME})")
-# The commands that give a name a value or a declaration without `=`, and `for NAME`.
-_DECLARES = lazy_re.compile(
-    r"(?:^|[\s;&|(`])(?:export|declare|local|readonly|typeset|read|getopts|mapfile|readarray|unset|printf\s+-v|for)"
-    r"\s([^\n;|&#)]*)"
+
+
+def _after_delimiter(keyword: str) -> str:
+    """`keyword` at the start of the text or after a blank, `;`, `&`, `|`, `(` or a backquote:
+    the test comes after the keyword, so that each pattern starts with its text, which the
+    engine finds quickly (a pattern starting with a choice is tried at every character)."""
+    return rf"{keyword}(?<![^\s;&|(`]{keyword})"
+
+
+# The commands that give a name a value or a declaration without `=`, and `for NAME`: one
+# pattern a command, its group the words after it. `_declared` finds with them what one pattern
+# `(?:^|[\s;&|(`])(?:export|declare|…|for)\s([^\n;|&#)]*)` finds.
+_DECLARES = tuple(
+    lazy_re.compile(_after_delimiter(command) + rest + r"\s([^\n;|&#)]*)")
+    for command, rest in (
+        *((c, "") for c in "export declare local readonly typeset read getopts mapfile readarray unset".split()),
+        ("printf", r"\s+-v"),
+        ("for", ""),
+    )
 )
 # An assignment that starts a statement: where a name is given its value, for "did you mean".
 _ASSIGNMENT = lazy_re.compile(rf"^[ \t]*(?:(?:export|local|readonly|declare(?:[ \t]+-\w+)*)[ \t]+)?({_NAME})\+?=", re.M)
 _READS = lazy_re.compile(rf"\$\{{?({_NAME})")
 # A name computed at run time given a value: `export "$KEY"="$VALUE"`, `declare "$k=…"`,
-# `printf -v "$out"`, `read -r "$var"`, `eval "$k=$v"`.
-_DYNAMIC = lazy_re.compile(
-    r"(?:^|[\s;&|(`])(?:(?:export|declare|local|readonly|typeset)(?:\s+-\w+)*|printf\s+-v|read(?:\s+-\w+)*)"
-    r"\s+\"?\$"
-    r"|\beval\b[^\n]*\$\{?\w+\}?\\?\"?\+?=",
-    re.M,
+# `printf -v "$out"`, `read -r "$var"`, `eval "$k=$v"`. Any of these patterns found is one.
+_DYNAMIC = (
+    *(
+        lazy_re.compile(_after_delimiter(command) + rest + r"\s+\"?\$")
+        for command, rest in (
+            *((c, r"(?:\s+-\w+)*") for c in "export declare local readonly typeset".split()),
+            ("printf", r"\s+-v"),
+            ("read", r"(?:\s+-\w+)*"),
+        )
+    ),
+    lazy_re.compile(r"eval(?<=\beval)\b[^\n]*\$\{?\w+\}?\\?\"?\+?="),
 )
 
 
@@ -127,13 +149,37 @@ def script_names(sources: Iterable[SourceFile]) -> NameFacts:
     dynamic = False
     for src in sources:
         text = src.text
-        dynamic = dynamic or _DYNAMIC.search(text) is not None
-        meant.update(m.group(1) for m in _GIVES.finditer(text))
+        dynamic = dynamic or any(p.search(text) is not None for p in _DYNAMIC)
+        meant.update(name[::-1] for name in _GIVES_REVERSED.findall(text[::-1]))
         meant.update(m.group(1) for m in _GUARDS.finditer(text))
         meant.update(m.group(1) for m in _TESTS.finditer(text))
-        for m in _DECLARES.finditer(text):
-            meant.update(re.findall(_NAME, m.group(1)))
+        for declared in _declared(text):
+            meant.update(re.findall(_NAME, declared))
         read.update(m.group(1) for m in _READS.finditer(text))
         for m in _ASSIGNMENT.finditer(text):
             assigned.setdefault(m.group(1), Assigned(src.path, src.position(m.start(1))[0]))
     return NameFacts(frozenset(meant), assigned, frozenset(read), dynamic)
+
+
+def _declared(text: str) -> list[str]:
+    """The words after each declaring command (`_DECLARES`), found as one pattern of them all
+    finds them: from the start, the command met first, then from where its words end."""
+    found: list[str] = []
+    pos = 0
+    # Each pattern's first match from `pos`, found again once `pos` passes its start; a pattern
+    # with none is left out.
+    ahead = {pattern: pattern.search(text) for pattern in _DECLARES}
+    while True:
+        first: re.Match[str] | None = None
+        for pattern, m in list(ahead.items()):
+            if m is not None and m.start() < pos:
+                m = ahead[pattern] = pattern.search(text, pos)
+            if m is None:
+                del ahead[pattern]
+            # Two commands never match at one place: each is followed by a blank.
+            elif first is None or m.start() < first.start():
+                first = m
+        if first is None:
+            return found
+        found.append(first.group(1))
+        pos = first.end()
