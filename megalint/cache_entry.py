@@ -4,6 +4,10 @@ An entry is a pickle behind the SHA-256 of its bytes: one that is truncated, cor
 unpickle reads as missing, and is written again. It is written to a temporary file and renamed,
 so that runs sharing the folder never read a half-written one.
 
+Every build of megalint (each upgrade, each edit of a source checkout) writes entries of its own
+and never reads another's: when an entry is written, those of its folder neither written nor read
+for a week are removed (a read sets an entry's time once a day, as the cache of results does).
+
 What megalint builds from its own files (the packaged rules, the shipped catalogues) changes
 when those files do. In an installed wheel they change only by the wheel being installed again,
 which writes its `*.dist-info/RECORD` anew: the RECORD's stamp names them all with one stat, none
@@ -16,21 +20,26 @@ import gc
 import hashlib
 import os
 import pickle
+import time
 from pathlib import Path
 from typing import Any
 
+from megalint.cachedir import DAY_NS, read_kept, used
+
 _DIGEST = 64  # hex characters of a SHA-256
+UNUSED_NS = 7 * DAY_NS  # an entry neither written nor read for this long is another build's
 
 
 def read_entry(where: Path) -> Any | None:
     """What an entry holds, or None when it is missing, truncated or corrupt."""
-    try:
-        blob = where.read_bytes()
-    except OSError:
+    kept = read_kept(str(where))
+    if kept is None:
         return None
+    blob, mtime_ns = kept
     digest, payload = blob[:_DIGEST], blob[_DIGEST + 1 :]
     if blob[_DIGEST : _DIGEST + 1] != b"\n" or hashlib.sha256(payload).hexdigest().encode() != digest:
         return None
+    used(str(where), mtime_ns)
     collecting = gc.isenabled()
     gc.disable()  # unpickling makes thousands of objects and no garbage: a collection only costs time
     try:
@@ -52,4 +61,34 @@ def write_entry(where: Path, value: object) -> None:
         tmp.write_bytes(blob)
         tmp.replace(where)
     except OSError:
-        pass
+        return
+    forget_unused(where)
+
+
+def forget_unused(where: Path, now_ns: int | None = None) -> int:
+    """Remove the entries of `where`'s folder (its kind: the same suffix) neither written nor
+    read for UNUSED_NS, and temporary files left a day ago by a run that was killed while
+    writing; how many it removed. Removing an entry is always safe: a run that finds it gone
+    builds it again."""
+    now = time.time_ns() if now_ns is None else now_ns
+    try:
+        entries = list(os.scandir(where.parent))
+    except OSError:
+        return 0
+    removed = 0
+    for entry in entries:
+        if entry.name == where.name:
+            continue
+        if entry.name.endswith(".tmp") and f"{where.suffix}." in entry.name:
+            limit = DAY_NS  # a write in progress is younger
+        elif entry.name.endswith(where.suffix) and not entry.name.endswith(".tmp"):
+            limit = UNUSED_NS
+        else:
+            continue
+        try:
+            if now - entry.stat().st_mtime_ns > limit:
+                os.unlink(entry.path)
+                removed += 1
+        except OSError:
+            pass
+    return removed

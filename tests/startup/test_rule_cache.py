@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -182,3 +183,35 @@ def test_what_each_rule_reads_is_kept_in_the_entry(cache):
         assert r.reads == scanned.tokens() | {"megatron"}
     assert _read_of(rules.needs) == _read_of(_needs_of(rules))
     assert rules.reads == [r.reads for r in rules]
+
+
+def test_entries_no_build_used_for_a_week_go_when_an_entry_is_written(tmp_path):
+    from megalint.cache_entry import DAY_NS, forget_unused, read_entry, write_entry
+
+    folder = tmp_path / "rules"
+    folder.mkdir()
+    now = time.time_ns()
+    ages = {
+        "old.pickle": 8,  # another build's, unused for a week: removed
+        "recent.pickle": 2,  # another build's, in use this week: kept
+        "old.pickle.123.tmp": 2,  # a write killed two days ago: removed
+        "fresh.pickle.456.tmp": 0,  # a write in progress: kept
+        "notes.json": 30,  # not an entry of this kind: left alone
+    }
+    for name, days in ages.items():
+        (folder / name).write_bytes(b"x")
+        os.utime(folder / name, ns=(now - days * DAY_NS, now - days * DAY_NS))
+    write_entry(folder / "mine.pickle", {"rules": 1})
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "fresh.pickle.456.tmp",
+        "mine.pickle",
+        "notes.json",
+        "recent.pickle",
+    ]
+    # An entry read is in use: its time is set again once it is a day old.
+    os.utime(folder / "mine.pickle", ns=(now - 3 * DAY_NS, now - 3 * DAY_NS))
+    assert read_entry(folder / "mine.pickle") == {"rules": 1}
+    assert now - (folder / "mine.pickle").stat().st_mtime_ns < DAY_NS
+    # A week later: the other build's entry and the write left behind go.
+    assert forget_unused(folder / "mine.pickle", now + 8 * DAY_NS) == 2
+    assert sorted(p.name for p in folder.iterdir()) == ["mine.pickle", "notes.json"]
