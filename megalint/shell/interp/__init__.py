@@ -10,10 +10,13 @@ an expansion is remembered with the values it read (`Evaluator.memo`), equal val
 (`Evaluator.shared`), and what is made from a value is kept by that object for the run: a value
 shown at an expansion (splitting.shown_at), its words cut by one (fast_paths.scalar_word), where
 each part of a command string was written and the words read from it again (reparse.py). Values
-never change once made, so an object stands for its value wherever it is met. A command string
-read again on each path (`eval $CMD`) is a script of its own on each; its words are remembered by
-the parts they are made of (`Evaluator.placed_memo`), and a string that is one simple command is
-run from them without parsing it (nested_scripts._simple_eval). An `if` chain of tests and
+never change once made, so an object stands for its value wherever it is met. A "…" string made
+again on each path (it reads one value that differs) is made of the segments its other parts gave
+before (expansion._dq_scalar). A command string read again on each path (`eval $CMD`) is a script
+of its own on each; its words are remembered by the parts they are made of
+(`Evaluator.placed_memo`), a string that is one simple command is run from them without parsing
+it (nested_scripts._simple_eval), and a string of a value's words (`eval ${CMD}`) is read word by
+word, each word kept by its parts (nested_scripts._eval_words). An `if` chain of tests and
 assignments runs once for each group of paths alike in what it reads, and what it did is done
 again on the others (grouped.py).
 
