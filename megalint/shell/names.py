@@ -94,7 +94,7 @@ def _after_delimiter(keyword: str) -> str:
 # pattern a command, its group the words after it. `_declared` finds with them what one pattern
 # `(?:^|[\s;&|(`])(?:export|declare|…|for)\s([^\n;|&#)]*)` finds.
 _DECLARES = tuple(
-    lazy_re.compile(_after_delimiter(command) + rest + r"\s([^\n;|&#)]*)")
+    (command, lazy_re.compile(_after_delimiter(command) + rest + r"\s([^\n;|&#)]*)"))
     for command, rest in (
         *((c, "") for c in "export declare local readonly typeset read getopts mapfile readarray unset".split()),
         ("printf", r"\s+-v"),
@@ -108,15 +108,17 @@ _READS = lazy_re.compile(rf"\$\{{?({_NAME})")
 # `printf -v "$out"`, `read -r "$var"`, `eval "$k=$v"`. Any of these patterns found is one.
 _DYNAMIC = (
     *(
-        lazy_re.compile(_after_delimiter(command) + rest + r"\s+\"?\$")
+        (command, lazy_re.compile(_after_delimiter(command) + rest + r"\s+\"?\$"))
         for command, rest in (
             *((c, r"(?:\s+-\w+)*") for c in "export declare local readonly typeset".split()),
             ("printf", r"\s+-v"),
             ("read", r"(?:\s+-\w+)*"),
         )
     ),
-    lazy_re.compile(r"eval(?<=\beval)\b[^\n]*\$\{?\w+\}?\\?\"?\+?="),
+    ("eval", lazy_re.compile(r"eval(?<=\beval)\b[^\n]*\$\{?\w+\}?\\?\"?\+?=")),
 )
+# Each pattern above starts with its command's name: one whose name the text does not hold is
+# neither compiled nor run (most scripts hold a few of them; a short one, none).
 
 
 @dataclass(frozen=True)
@@ -149,7 +151,7 @@ def script_names(sources: Iterable[SourceFile]) -> NameFacts:
     dynamic = False
     for src in sources:
         text = src.text
-        dynamic = dynamic or any(p.search(text) is not None for p in _DYNAMIC)
+        dynamic = dynamic or any(name in text and p.search(text) is not None for name, p in _DYNAMIC)
         meant.update(name[::-1] for name in _GIVES_REVERSED.findall(text[::-1]))
         meant.update(m.group(1) for m in _GUARDS.finditer(text))
         meant.update(m.group(1) for m in _TESTS.finditer(text))
@@ -168,7 +170,7 @@ def _declared(text: str) -> list[str]:
     pos = 0
     # Each pattern's first match from `pos`, found again once `pos` passes its start; a pattern
     # with none is left out.
-    ahead = {pattern: pattern.search(text) for pattern in _DECLARES}
+    ahead = {pattern: pattern.search(text) for name, pattern in _DECLARES if name in text}
     while True:
         first: re.Match[str] | None = None
         for pattern, m in list(ahead.items()):

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from megalint.shell import names
+from megalint.source import SourceFile
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = sorted((ROOT / "fixtures").rglob("*.sh"))
@@ -33,7 +34,11 @@ DYNAMIC = re.compile(
 def _same(text: str) -> None:
     assert {n[::-1] for n in names._GIVES_REVERSED.findall(text[::-1])} == set(GIVES.findall(text)), text
     assert names._declared(text) == DECLARES.findall(text), text
-    assert any(p.search(text) for p in names._DYNAMIC) == (DYNAMIC.search(text) is not None), text
+    assert any(name in text and p.search(text) for name, p in names._DYNAMIC) == (DYNAMIC.search(text) is not None), (
+        text
+    )
+    dynamic = names.script_names([SourceFile("t.sh", text)]).dynamic
+    assert dynamic == (DYNAMIC.search(text) is not None), text
 
 
 def test_the_fixtures_give_what_the_plain_patterns_find() -> None:
