@@ -17,7 +17,6 @@ of them read. A source checkout has no such stamp: there its files are read and 
 from __future__ import annotations
 
 import gc
-import hashlib
 import os
 import pickle
 import time
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from megalint.cachedir import DAY_NS, read_kept, used
+from megalint.digests import sha256
 
 _DIGEST = 64  # hex characters of a SHA-256
 UNUSED_NS = 7 * DAY_NS  # an entry neither written nor read for this long is another build's
@@ -37,7 +37,7 @@ def read_entry(where: Path) -> Any | None:
         return None
     blob, mtime_ns = kept
     digest, payload = blob[:_DIGEST], blob[_DIGEST + 1 :]
-    if blob[_DIGEST : _DIGEST + 1] != b"\n" or hashlib.sha256(payload).hexdigest().encode() != digest:
+    if blob[_DIGEST : _DIGEST + 1] != b"\n" or sha256(payload).hexdigest().encode() != digest:
         return None
     used(str(where), mtime_ns)
     collecting = gc.isenabled()
@@ -54,7 +54,7 @@ def read_entry(where: Path) -> Any | None:
 def write_entry(where: Path, value: object) -> None:
     """Keep `value` at `where`; a cache that cannot be written only costs the next run the same work."""
     payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-    blob = hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload
+    blob = sha256(payload).hexdigest().encode() + b"\n" + payload
     try:
         where.parent.mkdir(parents=True, exist_ok=True)
         tmp = where.with_name(f"{where.name}.{os.getpid()}.tmp")

@@ -29,7 +29,7 @@ TYPE_CHECKING = False  # not from `typing`: the command line imports this module
 if TYPE_CHECKING:
     from typing import Any
 
-# hashlib and marshal are imported by `install`: `megalint --version` imports this module and
+# The hash and marshal are imported by `install`: `megalint --version` imports this module and
 # needs neither.
 
 _MAX_ENTRIES = 4096  # far more than megalint's classes need: a file past it starts again
@@ -62,13 +62,12 @@ def _build() -> str:
     """This build of megalint, named by the installed wheel's stamp (stamp.py), in a checkout by
     the version (its classes change under the user's hands: its file starts again past
     _MAX_ENTRIES)."""
-    import hashlib
-
     from megalint import __version__
+    from megalint.digests import blake2b
     from megalint.stamp import wheel_stamp
 
     named = "\0".join(wheel_stamp() or ("checkout", __version__))
-    return hashlib.blake2b(named.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+    return blake2b(named.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
 
 
 def enable() -> None:
@@ -85,10 +84,11 @@ def install() -> None:
     if not _enabled or _installed or os.environ.get("MEGALINT_NO_CACHE"):
         return
     import dataclasses
-    import hashlib
+
+    from megalint.digests import blake2b
 
     global _blake2b
-    _blake2b = hashlib.blake2b
+    _blake2b = blake2b
 
     if getattr(dataclasses, "exec", builtins.exec) is not builtins.exec:
         return  # somebody else's: leave it be

@@ -15,7 +15,6 @@ quoting and comments stay as written.
 
 from __future__ import annotations
 
-import difflib
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -340,6 +339,8 @@ def unified_diff(old: str, new: str, path: str, context: int = 3) -> str:
         return ""
     a = old.splitlines(keepends=True)
     b = new.splitlines(keepends=True)
+    import difflib  # only for --diff
+
     lines = list(difflib.unified_diff(a, b, f"a/{path}", f"b/{path}", n=context))
     out = []
     for line in lines:

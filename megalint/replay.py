@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 try:
     from _blake2 import blake2b
 except ImportError:  # pragma: no cover - a Python built without it
-    from hashlib import blake2b
+    from megalint.digests import blake2b
 
 MAGIC = b"megalint-replay-2\n"
 FOLDER = os.path.join(".megalint_cache", "replay")  # at the working folder, the root of the run's cache

@@ -12,7 +12,6 @@ and each string of a configuration list may hold several selectors separated by 
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -82,6 +81,8 @@ class Catalog:
 
     def suggestion(self, selector: str) -> str | None:
         pool = list(self.rules) + list(self.names)
+        import difflib  # only for a selector that names no rule
+
         near = difflib.get_close_matches(selector.strip(), pool, n=1, cutoff=0.6)
         if not near:
             near = difflib.get_close_matches(selector.strip().upper(), list(self.rules), n=1, cutoff=0.6)

@@ -26,7 +26,6 @@ because its inputs were unknown) is never called unused: nothing proves it is.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -221,6 +220,8 @@ def parse_directives(
             out.append(Directive("invalid", path, c, trailing=trailing, error=msg, removal=_removal(sf, c, trailing)))
 
         if m is None or kind not in KINDS:
+            import difflib  # only for a name that is not known
+
             close = difflib.get_close_matches(kind, KINDS, n=1)
             hint = f"; did you mean `{close[0]}`?" if close else f"; expected one of {', '.join(KINDS)}"
             invalid(f"unknown megalint directive `{kind or raw.strip()}`{hint}")
@@ -354,6 +355,8 @@ class _Catalogue:
 
     def suggestion(self, token: str) -> str | None:
         pool = sorted(self.codes) + sorted(self.names)
+        import difflib  # only for a name that is not known
+
         close = difflib.get_close_matches(token, pool, n=1, cutoff=0.6)
         return close[0] if close else None
 

@@ -20,11 +20,10 @@ ignored (and overwritten by the next run that checks the file).
 
 from __future__ import annotations
 
-import hashlib
 import io
+import itertools
 import os
 import pickle
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -34,6 +33,7 @@ from typing import Any
 from megalint import __version__, probes
 from megalint.cachedir import SETTLED_NS, answer, read_kept, used
 from megalint.checking.outcome import Outcome
+from megalint.digests import sha256
 from megalint.errors import InputError
 from megalint.source import decode
 from megalint.stamp import package_stamp
@@ -42,14 +42,14 @@ FOLDER = ".megalint_cache"
 MAGIC = b"megalint-result-5\n"
 # The folder of the sets of Python files that results rest on, each in a file named by its key.
 CODE_SETS = "code"
-_DIGEST = hashlib.sha256().digest_size
+_DIGEST = sha256().digest_size
 _UNREAD: Any = object()
 # Types an entry may hold besides megalint's own (a builtin container or an enum's base).
 _SAFE_BUILTINS = frozenset({"set", "frozenset", "tuple", "list", "dict", "str", "int", "float", "bool"})
 
 
 def digest(*parts: str | bytes) -> str:
-    h = hashlib.sha256()
+    h = sha256()
     for p in parts:
         data = p.encode("utf-8", "surrogatepass") if isinstance(p, str) else p
         h.update(len(data).to_bytes(8, "little"))
@@ -151,10 +151,10 @@ class ResultCache:
         """Write an entry whole or not at all (renamed into place), checksummed."""
         try:
             self._prepare(os.path.dirname(target))
-            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), prefix=".tmp-")
+            fd, tmp = _temporary(os.path.dirname(target))
             try:
                 with os.fdopen(fd, "wb") as fh:
-                    fh.write(MAGIC + hashlib.sha256(payload).digest() + payload)
+                    fh.write(MAGIC + sha256(payload).digest() + payload)
                 os.replace(tmp, target)
             except BaseException:
                 os.unlink(tmp)
@@ -174,7 +174,7 @@ class ResultCache:
             return _UNREAD
         body = data[len(MAGIC) :]
         checksum, payload = body[:_DIGEST], body[_DIGEST:]
-        if len(checksum) != _DIGEST or hashlib.sha256(payload).digest() != checksum:
+        if len(checksum) != _DIGEST or sha256(payload).digest() != checksum:
             return _UNREAD
         try:
             held = _Loader(io.BytesIO(payload)).load()
@@ -313,3 +313,18 @@ class _Loader(pickle.Unpickler):
         if module == "builtins" and name in _SAFE_BUILTINS:
             return super().find_class(module, name)
         raise pickle.UnpicklingError(f"{module}.{name} is not allowed in a cache entry")
+
+
+_written = itertools.count()
+
+
+def _temporary(folder: str) -> tuple[int, str]:
+    """A new file in `folder` for an entry being written, named `.tmp-…` (what pruning takes for
+    one) and made exclusively, as `tempfile.mkstemp` makes one (whose module and its `random`
+    a check would import for this alone)."""
+    while True:
+        path = os.path.join(folder, f".tmp-{os.getpid()}-{next(_written)}")
+        try:
+            return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), path
+        except FileExistsError:
+            continue  # left by a process of the same number that was killed while writing

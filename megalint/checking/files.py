@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from typing import BinaryIO
 
 from megalint.discovery import shown_name
@@ -95,6 +94,8 @@ def write_fixed(path: str, root: str, shown: str, original: bytes, fixed: bytes)
             return f"{shown}: fixes not written: the file is read-only"
         if read_script(target, shown) != original:
             return f"{shown}: fixes not written: the file changed while it was checked; run megalint again"
+        import tempfile  # only to write fixes
+
         fd, tmp = tempfile.mkstemp(
             prefix=f".{os.path.basename(target)}.", suffix=".megalint", dir=os.path.dirname(target)
         )

@@ -16,7 +16,6 @@ not pickle): each is compiled when its rule first runs.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sys
 from collections.abc import Callable, Iterable
@@ -25,6 +24,7 @@ from typing import Any, TypeVar
 
 from megalint import __version__
 from megalint.cache_entry import read_entry, write_entry
+from megalint.digests import sha256
 from megalint.megatron.extraction_cache import cache_dir
 from megalint.stamp import wheel_stamp
 
@@ -58,11 +58,11 @@ def _code_stamp() -> Iterable[str]:
 
 def cache_key(files: Iterable[tuple[str, bytes]]) -> str:
     """The name of the entry for these rule files (path, content) and this megalint."""
-    h = hashlib.sha256()
+    h = sha256()
     head = [str(CACHE_FORMAT), __version__, f"{sys.version_info[0]}.{sys.version_info[1]}", *_code_stamp()]
     h.update("\0".join(head).encode())
     for path, data in files:
-        h.update(b"\0\0" + path.encode() + b"\0" + hashlib.sha256(data).digest())
+        h.update(b"\0\0" + path.encode() + b"\0" + sha256(data).digest())
     return h.hexdigest()
 
 
@@ -70,7 +70,7 @@ def installed_key(stamp: Iterable[str]) -> str:
     """The name of the entry for the rules of the installed wheel `stamp` (cache_entry.wheel_stamp)
     names: its files, rules and code alike, change only with the stamp."""
     head = [str(CACHE_FORMAT), __version__, f"{sys.version_info[0]}.{sys.version_info[1]}", "wheel", *stamp]
-    return hashlib.sha256("\0".join(head).encode()).hexdigest()
+    return sha256("\0".join(head).encode()).hexdigest()
 
 
 def wheel_rules_key() -> str | None:

@@ -46,8 +46,6 @@ action) belong in one entry.
 
 from __future__ import annotations
 
-import difflib
-import hashlib
 import json
 import os
 import sys
@@ -60,6 +58,7 @@ from typing import TYPE_CHECKING, Any
 from megalint import __version__, packaged
 from megalint.cache_entry import read_entry, write_entry
 from megalint.cachedir import cache_folder
+from megalint.digests import sha256
 from megalint.errors import DataFormatError
 from megalint.megatron import versions as _versions
 from megalint.megatron.close_options import CloseOptions
@@ -447,11 +446,12 @@ def suggest(option_string: str, known: Iterable[str], n: int = 3, close: CloseOp
         completions = sorted(o for o in known if o.startswith(norm) and o != norm)
         out.extend(o for o in completions[:5] if o not in out)
     limit = max(n, len(out))
-    near = (
-        close.matches(norm, n=n + len(out), cutoff=0.75)
-        if close is not None
-        else difflib.get_close_matches(norm, known, n=n + len(out), cutoff=0.75)
-    )
+    if close is not None:
+        near = close.matches(norm, n=n + len(out), cutoff=0.75)
+    else:
+        import difflib  # without the kept candidates
+
+        near = difflib.get_close_matches(norm, known, n=n + len(out), cutoff=0.75)
     for opt in near:
         if len(out) >= limit:
             break
@@ -492,8 +492,8 @@ def _kept_path(version: str, ref: Traversable) -> Path:
         parts += stamp
     else:
         st = os.stat(__file__)
-        parts += [hashlib.sha256(ref.read_bytes()).hexdigest(), f"{st.st_size}:{st.st_mtime_ns}"]
-    key = hashlib.sha256("\0".join(parts).encode()).hexdigest()
+        parts += [sha256(ref.read_bytes()).hexdigest(), f"{st.st_size}:{st.st_mtime_ns}"]
+    key = sha256("\0".join(parts).encode()).hexdigest()
     return Path(cache_folder()) / "shipped-catalogues" / f"{key[:32]}.pickle"
 
 

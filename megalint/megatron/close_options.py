@@ -13,7 +13,6 @@ from __future__ import annotations
 import heapq
 from collections import Counter
 from collections.abc import Sequence
-from difflib import SequenceMatcher
 
 
 def _ratio(matches: int, length: int) -> float:
@@ -55,6 +54,8 @@ class CloseOptions:
                     screened.append((place, text))
         # In the candidates' order, as difflib meets them (equal scores then keep its order).
         screened.sort()
+        from difflib import SequenceMatcher  # imported once a flag is not known
+
         matcher = SequenceMatcher()
         matcher.set_seq2(word)
         result = []

@@ -10,7 +10,6 @@ does not parse is ignored and written again. The folder is `$MEGALINT_CACHE_DIR`
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Callable, Iterable
@@ -20,6 +19,7 @@ from typing import Any
 from megalint import __version__, probes
 from megalint.cachedir import CACHE_ENV as CACHE_ENV  # the variable that names the folder
 from megalint.cachedir import cache_folder
+from megalint.digests import sha256
 
 # Raised when what an entry holds changes meaning, so that older entries are not read.
 CACHE_FORMAT = 4
@@ -31,13 +31,13 @@ def cache_dir() -> Path:
 
 def file_digest(path: Path) -> str | None:
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return sha256(path.read_bytes()).hexdigest()
     except OSError:
         return None
 
 
 def _entry_path(key: str) -> Path:
-    name = hashlib.sha256(f"{CACHE_FORMAT}\0{__version__}\0{key}".encode()).hexdigest()[:32]
+    name = sha256(f"{CACHE_FORMAT}\0{__version__}\0{key}".encode()).hexdigest()[:32]
     return cache_dir() / "catalogues" / f"{name}.json"
 
 

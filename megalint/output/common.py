@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import posixpath
 from collections import Counter
@@ -12,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from megalint import REPOSITORY_URL, __version__, lazy_re
 from megalint.diagnostics import Diagnostic, Severity
+from megalint.digests import sha256
 from megalint.fix import is_applicable
 from megalint.source import SourceFile
 
@@ -181,6 +181,6 @@ def fingerprints(
         key = (d.code, relative_path(d.span.path, root, base), _normalised_line(d, sources))
         index = seen[key]
         seen[key] += 1
-        h = hashlib.sha256("\0".join(key + (str(index),)).encode("utf-8")).hexdigest()
+        h = sha256("\0".join(key + (str(index),)).encode("utf-8")).hexdigest()
         out[id(d)] = h
     return out

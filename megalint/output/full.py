@@ -26,7 +26,6 @@ source line is behind a gutter, so a CI log never sees a script line at column 0
 
 from __future__ import annotations
 
-import textwrap
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -338,6 +337,8 @@ def _wrap(out: Out, head: str, style: str, body: str, width: int) -> None:
     paragraphs = body.split("\n")
     first = True
     for para in paragraphs:
+        import textwrap  # only for a long line
+
         lines = textwrap.wrap(
             para, width=max(width - len(indent), 20), break_long_words=False, break_on_hyphens=False
         ) or [""]

@@ -8,7 +8,6 @@ arguments without one is sourced by a launcher whose variables are not at hand.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 
 from megalint import lazy_re
@@ -91,6 +90,8 @@ def _likely_meant(name: str, option: str, names: NameFacts) -> str | None:
     for other in names.assigned:
         if other == name:
             continue
+        import difflib  # only for a variable nothing sets
+
         ratio = difflib.SequenceMatcher(None, name.lower(), other.lower()).ratio()
         unread = other not in names.read
         holds_flag = flag_words <= set(other.lower().split("_"))

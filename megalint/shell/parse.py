@@ -11,11 +11,13 @@
 from __future__ import annotations
 
 import codecs
+import importlib.machinery
+import importlib.util
+import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import tree_sitter
-import tree_sitter_bash
 
 from megalint import lazy_re
 from megalint.errors import InputError
@@ -30,7 +32,29 @@ if TYPE_CHECKING:
 # (variable name -> value), the count of sourced names then, and what it gave.
 MemoEntry = tuple[tuple[tuple[str, object], ...], int, object]
 
-LANGUAGE = tree_sitter.Language(tree_sitter_bash.language())
+
+def _bash_grammar() -> object:
+    """tree-sitter-bash's grammar, from its compiled module. The package's own `__init__` also
+    readies reading its query files, which megalint never reads, by importing
+    `importlib.resources` (and with it `tempfile`, `random`, `zipfile`…: about 4 ms, a twentieth
+    of a first check): where the module is a file beside it, it is loaded alone."""
+    spec = importlib.util.find_spec("tree_sitter_bash")
+    for folder in (spec.submodule_search_locations or []) if spec is not None else []:
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+            path = os.path.join(folder, "_binding" + suffix)
+            if os.path.isfile(path):
+                loader = importlib.machinery.ExtensionFileLoader("tree_sitter_bash._binding", path)
+                binding = importlib.util.spec_from_loader(loader.name, loader)
+                if binding is not None:
+                    module = importlib.util.module_from_spec(binding)
+                    loader.exec_module(module)
+                    return module.language()
+    import tree_sitter_bash
+
+    return tree_sitter_bash.language()
+
+
+LANGUAGE = tree_sitter.Language(_bash_grammar())
 
 # `<Specify path>` right after `=`, `/`, `:` or a blank, starting with a letter, on one line.
 # `<<EOF`, `< file`, `<(cmd)` and `<&3` do not match.

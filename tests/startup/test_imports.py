@@ -93,6 +93,38 @@ def test_a_run_imports_only_what_it_uses(tmp_path, fmt):
     assert _loaded(modules - _bare(tmp_path, "json"), readers) == []
 
 
+# Standard modules a check never needs, each costing a first check about a millisecond or more:
+# OpenSSL's hashes (digests.py takes CPython's own), shutil and the compression modules (argparse
+# imports them to measure the terminal), tempfile and random (an entry is written without it),
+# importlib.resources (tree-sitter-bash's package imports it for files megalint does not read),
+# difflib (only to suggest a name), zipfile (only to read a wheel).
+UNNEEDED = ("_hashlib", "shutil", "bz2", "lzma", "tempfile", "random", "importlib.resources", "difflib", "zipfile")
+
+
+@pytest.mark.parametrize("script", [CLEAN, LAUNCH], ids=["clean", "launch"])
+def test_a_first_check_imports_no_standard_module_it_does_not_need(tmp_path, script):
+    # The caches on, as a user runs it: a run of another script first fills the cache folder
+    # (the packaged rules, the methods of megalint's classes); then this script's first check,
+    # which writes its results to the cache of results.
+    env = child_env(tmp_path / "cache", caching=True)
+    (tmp_path / "other.sh").write_text(script.replace("hello", "other").replace("--num-layers 2", "--num-layers 4"))
+    (tmp_path / "run.sh").write_text(script)
+    for name in ("other.sh", "run.sh"):
+        probe = _PROBE.format(out=str(tmp_path / "out.txt"))
+        done = subprocess.run(
+            [sys.executable, "-c", probe, "--isolated", "--jobs", "1", name],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            check=True,
+        )
+    modules = set(json.loads(done.stdout)["modules"]) - _bare(tmp_path, "json")
+    assert "megalint.pipeline" in modules  # checked, not answered from a cache
+    assert len(list((tmp_path / ".megalint_cache").glob("??/*"))) == 2
+    assert _loaded(modules, UNNEEDED) == []
+
+
 # What only a launch needs: its binding against a catalogue, the forks' parsers, the GPU and the memory model.
 BINDING = (
     "megalint.pipeline.launches",
@@ -255,3 +287,21 @@ def test_an_edited_entry_point_is_read_again_and_its_cached_results_are_not_trus
     line = '    group.add_argument("--port", type=int, default=5000)\n'
     serve.write_text(serve.read_text().replace(line, line + line.replace("--port", "--prot")))
     assert codes() == []
+
+
+@pytest.mark.parametrize("columns", [None, "100", "30", "0", "wide"])
+def test_the_help_is_as_wide_as_argparse_makes_it(monkeypatch, columns):
+    # The width argparse takes from shutil, taken without it (cli/check.py).
+    import argparse
+
+    from megalint.cli import check
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    assert check.terminal_columns() == shutil.get_terminal_size().columns
+    assert check._Formatter("megalint")._width == argparse.RawDescriptionHelpFormatter("megalint")._width
+    ours = check.build_parser().format_help()
+    monkeypatch.setattr(check, "_Formatter", argparse.RawDescriptionHelpFormatter)
+    assert ours == check.build_parser().format_help()

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import stat
-import zipfile
 from pathlib import Path
 
 from megalint import probes
@@ -79,6 +78,8 @@ class WheelTree(SourceTree):
     kind = "wheel"
 
     def __init__(self, path: Path):
+        import zipfile  # only for a wheel: a checkout, the common case, needs it not
+
         try:
             self._zip = zipfile.ZipFile(path)
         except (zipfile.BadZipFile, OSError) as exc:
@@ -87,6 +88,8 @@ class WheelTree(SourceTree):
         self._names = set(self._zip.namelist())
 
     def read(self, relpath: str) -> str | None:
+        import zipfile
+
         if relpath not in self._names:
             return None
         try:
@@ -118,6 +121,8 @@ def open_tree(path: str | os.PathLike[str]) -> SourceTree:
     if not p.exists():
         raise ExtractError(f"{p}: no such file or directory")
     if p.is_file():
+        import zipfile
+
         if not zipfile.is_zipfile(p):
             raise ExtractError(f"{p}: neither a directory nor a wheel (zip) file")
         tree: SourceTree = WheelTree(p)
