@@ -21,6 +21,7 @@ LAYERS: list[str] = [
     "packaged",  # where the packaged files are
     "levels",  # the severities and failure thresholds, by name
     "source",  # a script's text and positions
+    "digests",  # the hashes cache entries are named and checked with
     "cachedir",  # where megalint keeps what later runs reuse
     "probes",  # what a check asks the file system, kept with the answers for the caches
     "stamp",  # which build of megalint runs, named without reading its files
