@@ -39,7 +39,8 @@ def _bash_grammar() -> object:
     `importlib.resources` (and with it `tempfile`, `random`, `zipfile`…: about 4 ms, a twentieth
     of a first check): where the module is a file beside it, it is loaded alone."""
     spec = importlib.util.find_spec("tree_sitter_bash")
-    for folder in (spec.submodule_search_locations or []) if spec is not None else []:
+    folders = spec.submodule_search_locations if spec is not None else None
+    for folder in folders or ():
         for suffix in importlib.machinery.EXTENSION_SUFFIXES:
             path = os.path.join(folder, "_binding" + suffix)
             if os.path.isfile(path):

@@ -22,6 +22,7 @@ from megalint.shell.interp.reparse import (
     MappedSource,
     in_place,
     joined_span,
+    kept_part_word,
     mapped,
     parse_assembled,
     part_word,
@@ -363,11 +364,10 @@ def _eval_words(ev: Evaluator, args: list[Word], st: State, frame: Frame) -> lis
         if read.one_part:
             # One part: placed where it was written (MappedSource.placed_word), most kept already.
             seg = filled[0]
-            placed = placed_words.get((id(seg), 0, len(text)))
-            if placed is not None and placed[0] is seg and placed[1] == count:
-                made.append((placed[2],))
-                continue
-            made.append((part_word(seg, placement_of(ev, seg), 0, len(text), text, anchor, ev.sources, placed_words),))
+            word = kept_part_word(seg, 0, len(text), placed_words, count)
+            if word is None:
+                word = part_word(seg, placement_of(ev, seg), 0, len(text), text, anchor, ev.sources, placed_words)
+            made.append((word,))
             continue
         # Expanded on an earlier path (MappedSource.signature_at of the word in the string).
         words = ev.remembered(ev.placed_memo, ("w", read.kind, (anchor, count, read.parts)), st)

@@ -192,17 +192,25 @@ def part_word(
     `placement`, as one segment where they were written (MappedSource.placed_word). Kept in
     `words` by the part and the place in it: its span and origin depend on the part alone."""
     site, exact, origin = placement
-    key = (id(seg), a, b)
     # A part placed nowhere is shown at the whole string (its anchor), which is that string's own.
     kept = words if site is not None else None
     if kept is not None:
-        held = kept.get(key)
-        if held is not None and held[0] is seg and held[1] == len(sources):
-            return held[2]
+        held = kept_part_word(seg, a, b, kept, len(sources))
+        if held is not None:
+            return held
     word = Word((Segment(text, joined_span((site, exact, a), (site, exact, b), anchor, sources), origin),))
     if kept is not None:
-        kept[key] = (seg, len(sources), word)
+        kept[(id(seg), a, b)] = (seg, len(sources), word)
     return word
+
+
+def kept_part_word(
+    seg: Segment, a: int, b: int, words: dict[tuple[int, int, int], tuple[Segment, int, Word]], count: int
+) -> Word | None:
+    """The word `part_word` made of the characters [a, b) of `seg` while `count` files were read,
+    when it kept one (only a part placed somewhere keeps its words)."""
+    held = words.get((id(seg), a, b))
+    return held[2] if held is not None and held[0] is seg and held[1] == count else None
 
 
 def _placement(seg: Segment, sources: Mapping[str, SourceFile]) -> Placement:
