@@ -301,6 +301,59 @@ class Rule(RuleInfo):
     def __repr__(self) -> str:
         return f"Rule({self.code} {self.name})"
 
+    def __getstate__(self) -> dict[str, Any]:
+        """The rule as the rule cache keeps it: what is read only to show a finding, and the
+        documentation, each group pickled on its own (see `_Packed`)."""
+        import pickle
+
+        state = dict(self.__dict__)
+        for key, names in _PACKED_GROUPS.items():
+            if key not in state:  # a group still packed is kept as it was read
+                state[key] = pickle.dumps({n: state.pop(n) for n in names}, protocol=pickle.HIGHEST_PROTOCOL)
+        return state
+
+    def _unpack(self, key: str) -> dict[str, Any]:
+        import pickle
+
+        parts: dict[str, Any] = pickle.loads(self.__dict__.pop(key))
+        self.__dict__.update(parts)
+        return parts
+
+
+class _Packed:
+    """A field of a rule read from the rule cache, unpickled with its group when first read.
+
+    Unpickling the packaged rules is a tenth of a first check; their messages, labels, help,
+    fixes, documentation and examples, most of what is unpickled, are read only by a rule that
+    fires, or by `megalint rule`. A non-data descriptor: once the field is in the rule's
+    `__dict__` (always, for a rule not read from the cache) it is found there without a call."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, rule: Rule | None, owner: type | None = None) -> Any:
+        if rule is None:
+            return self
+        return rule._unpack(self.key)[self.name]
+
+
+# Each group's fields are read together: a finding is shown with its message, labels, help and
+# fix; the documentation and examples by `megalint rule` and the docs.
+_PACKED_GROUPS = {
+    "_packed_finding": ("message", "labels", "help", "fix"),
+    "_packed_docs": ("docs", "examples"),
+}
+# Set after the dataclass is made, so that its fields and their defaults are as written.
+for _key, _names in _PACKED_GROUPS.items():
+    for _name in _names:
+        _field = _Packed(_key)
+        _field.__set_name__(Rule, _name)
+        setattr(Rule, _name, _field)
+
 
 class RuleSet:
     """Rules in load order, with lookup by code or name and the context parts they read."""

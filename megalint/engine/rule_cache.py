@@ -29,7 +29,7 @@ from megalint.megatron.extraction_cache import cache_dir
 from megalint.stamp import wheel_stamp
 
 # Raised when what an entry holds changes meaning, so that older entries are not read.
-CACHE_FORMAT = 2  # 2: an expression's Scan holds its guard (short_circuit.py)
+CACHE_FORMAT = 3  # 2: an expression's Scan holds its guard (short_circuit.py); 3: packed groups (rule._Packed)
 _PACKAGE = Path(__file__).resolve().parent.parent
 # The code and data whose change changes the rules read: the engine, what a finding is, and the
 # catalogues the rules' argument names are checked against.

@@ -215,3 +215,28 @@ def test_entries_no_build_used_for_a_week_go_when_an_entry_is_written(tmp_path):
     # A week later: the other build's entry and the write left behind go.
     assert forget_unused(folder / "mine.pickle", now + 8 * DAY_NS) == 2
     assert sorted(p.name for p in folder.iterdir()) == ["mine.pickle", "notes.json"]
+
+
+def test_what_only_a_finding_or_the_docs_read_is_unpickled_when_first_read(cache):
+    import dataclasses
+    import pickle
+
+    from megalint.engine.rule import _PACKED_GROUPS, Rule
+
+    read = [rule for f in loader.parse_packaged(loader.packaged_rule_sources()) for rule, _, _ in f.keys]
+    loader.packaged_rules()  # writes the entry
+    _forget()
+    cached = [rule for f in loader._packaged_files() for rule, _, _ in f.keys]
+    assert len(cached) == len(read) > 100
+    packed = {n for names in _PACKED_GROUPS.values() for n in names}
+    rule = cached[0]
+    assert set(_PACKED_GROUPS) <= set(vars(rule)) and not packed & set(vars(rule))
+    assert rule.message.source == read[0].message.source  # reading one field unpacks its group
+    assert "message" in vars(rule) and "labels" in vars(rule) and "_packed_finding" not in vars(rule)
+    assert "docs" not in vars(rule) and "_packed_docs" in vars(rule)
+    again = pickle.loads(pickle.dumps(rule))  # a rule half unpacked is kept whole
+    for before, after in zip(read, cached, strict=True):
+        for f in dataclasses.fields(Rule):
+            assert repr(getattr(after, f.name)) == repr(getattr(before, f.name)), (before.code, f.name)
+    for f in dataclasses.fields(Rule):
+        assert repr(getattr(again, f.name)) == repr(getattr(rule, f.name))
