@@ -22,7 +22,6 @@ import gc
 import os
 import pickle
 import time
-from pathlib import Path
 from typing import Any
 
 from megalint.cachedir import DAY_NS, read_kept, used
@@ -32,16 +31,17 @@ _DIGEST = 64  # hex characters of a 32-byte BLAKE2b
 UNUSED_NS = 7 * DAY_NS  # an entry neither written nor read for this long is another build's
 
 
-def read_entry(where: Path) -> Any | None:
+def read_entry(where: str | os.PathLike[str]) -> Any | None:
     """What an entry holds, or None when it is missing, truncated or corrupt."""
-    kept = read_kept(str(where))
+    where = os.fspath(where)
+    kept = read_kept(where)
     if kept is None:
         return None
     blob, mtime_ns = kept
     digest, payload = blob[:_DIGEST], blob[_DIGEST + 1 :]
     if blob[_DIGEST : _DIGEST + 1] != b"\n" or _checksum(payload) != digest:
         return None
-    used(str(where), mtime_ns)
+    used(where, mtime_ns)
     collecting = gc.isenabled()
     gc.disable()  # unpickling makes thousands of objects and no garbage: a collection only costs time
     try:
@@ -53,37 +53,41 @@ def read_entry(where: Path) -> Any | None:
             gc.enable()
 
 
-def write_entry(where: Path, value: object) -> None:
+def write_entry(where: str | os.PathLike[str], value: object) -> None:
     """Keep `value` at `where`; a cache that cannot be written only costs the next run the same work."""
+    where = os.fspath(where)
     payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
     blob = _checksum(payload) + b"\n" + payload
     try:
-        where.parent.mkdir(parents=True, exist_ok=True)
-        tmp = where.with_name(f"{where.name}.{os.getpid()}.tmp")
-        tmp.write_bytes(blob)
-        tmp.replace(where)
+        os.makedirs(os.path.dirname(where) or ".", exist_ok=True)
+        tmp = f"{where}.{os.getpid()}.tmp"
+        with open(tmp, "wb") as fh:
+            fh.write(blob)
+        os.replace(tmp, where)
     except OSError:
         return
     forget_unused(where)
 
 
-def forget_unused(where: Path, now_ns: int | None = None) -> int:
+def forget_unused(where: str | os.PathLike[str], now_ns: int | None = None) -> int:
     """Remove the entries of `where`'s folder (its kind: the same suffix) neither written nor
     read for UNUSED_NS, and temporary files left a day ago by a run that was killed while
     writing; how many it removed. Removing an entry is always safe: a run that finds it gone
     builds it again."""
     now = time.time_ns() if now_ns is None else now_ns
+    folder, name = os.path.split(os.fspath(where))
+    suffix = os.path.splitext(name)[1]
     try:
-        entries = list(os.scandir(where.parent))
+        entries = list(os.scandir(folder or "."))
     except OSError:
         return 0
     removed = 0
     for entry in entries:
-        if entry.name == where.name:
+        if entry.name == name:
             continue
-        if entry.name.endswith(".tmp") and f"{where.suffix}." in entry.name:
+        if entry.name.endswith(".tmp") and f"{suffix}." in entry.name:
             limit = DAY_NS  # a write in progress is younger
-        elif entry.name.endswith(where.suffix) and not entry.name.endswith(".tmp"):
+        elif entry.name.endswith(suffix) and not entry.name.endswith(".tmp"):
             limit = UNUSED_NS
         else:
             continue

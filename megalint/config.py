@@ -473,14 +473,12 @@ def _is_toml(data: bytes) -> bool:
     hash of its bytes: an edited one is read again, an invalid one always is (and reported)."""
     if os.environ.get("MEGALINT_NO_CACHE"):
         return _parses(data)
-    from pathlib import Path
-
     from megalint.cache_entry import read_entry, write_entry
     from megalint.cachedir import cache_folder
     from megalint.digests import sha256
 
     head = f"{_VALID_TOML_FORMAT}\0{sys.version_info[0]}.{sys.version_info[1]}\0".encode()
-    entry = Path(cache_folder(), "valid-toml", sha256(head + data).hexdigest()[:32])
+    entry = os.path.join(cache_folder(), "valid-toml", sha256(head + data).hexdigest()[:32])
     if read_entry(entry) is True:
         return True
     valid = _parses(data)

@@ -12,7 +12,6 @@ import stat
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from megalint import packaged
@@ -88,7 +87,9 @@ def packaged_rules_dir() -> Traversable:
         return packaged.files("megalint.rules")
     except ModuleNotFoundError:
         # A source checkout run without installing: rules/ sits next to the package.
-        return Path(__file__).resolve().parent.parent.parent / "rules"
+        return packaged.Folder(
+            os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__)))), "rules")
+        )
 
 
 def _rule_files(folder: Traversable) -> list[tuple[Traversable, str]]:
@@ -128,8 +129,8 @@ def _parse(path: str, text: str, *, packaged: bool = False, check_arguments: boo
 def packaged_rule_sources() -> list[tuple[str, bytes]]:
     """The packaged rule files: (`rules/<category>/<file>`, content), in name order."""
     folder = packaged_rules_dir()
-    if isinstance(folder, Path):  # installed as files: os.scandir reads them 4x faster than Traversable
-        return [(f"rules/{rel}", data) for rel, data in _files_on_disk(str(folder), "") if rel != CODE_REGISTRY]
+    if isinstance(folder, os.PathLike):  # installed as files: os.scandir reads them 4x faster than Traversable
+        return [(f"rules/{rel}", data) for rel, data in _files_on_disk(os.fspath(folder), "") if rel != CODE_REGISTRY]
     return [(f"rules/{rel}", res.read_bytes()) for res, rel in _rule_files(folder) if rel != CODE_REGISTRY]
 
 
@@ -196,7 +197,7 @@ def packaged_rules() -> RuleSet:
 
 
 def load_rules(
-    paths: Iterable[Path | str] | None = None, *, packaged: bool = True, check_arguments: bool = True
+    paths: Iterable[os.PathLike[str] | str] | None = None, *, packaged: bool = True, check_arguments: bool = True
 ) -> RuleSet:
     """The packaged rules plus the rule files and folders in `paths` (searched recursively).
 
@@ -207,6 +208,8 @@ def load_rules(
     parsed: list[_ParsedFile] = list(_packaged_files()) if packaged else []
     errors: list[RuleError] = []
     for p in paths or []:
+        from pathlib import Path  # a user's rule folders: their names written as they always were
+
         for name, data in user_rule_files(str(Path(p)), errors):
             try:
                 parsed.append(_parse(name, data.decode("utf-8"), check_arguments=check_arguments))

@@ -19,18 +19,17 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import Any, TypeVar
 
 from megalint import __version__
 from megalint.cache_entry import read_entry, write_entry
+from megalint.cachedir import cache_folder
 from megalint.digests import sha256
-from megalint.megatron.extraction_cache import cache_dir
 from megalint.stamp import wheel_stamp
 
 # Raised when what an entry holds changes meaning, so that older entries are not read.
 CACHE_FORMAT = 3  # 2: an expression's Scan holds its guard (short_circuit.py); 3: packed groups (rule._Packed)
-_PACKAGE = Path(__file__).resolve().parent.parent
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 # The code and data whose change changes the rules read: the engine, what a finding is, and the
 # catalogues the rules' argument names are checked against.
 _CODE = ("engine", "diagnostics.py", "errors.py", "data/catalogue", "data/catalogue-extracted")
@@ -40,9 +39,9 @@ T = TypeVar("T")
 
 def _code_stamp() -> Iterable[str]:
     for rel in _CODE:
-        path = _PACKAGE / rel
+        path = os.path.join(_PACKAGE, rel)
         try:
-            entries = sorted(os.scandir(path), key=lambda e: e.name) if path.is_dir() else [path]
+            entries = sorted(os.scandir(path), key=lambda e: e.name) if os.path.isdir(path) else [path]
         except OSError:
             continue
         for entry in entries:
@@ -80,8 +79,8 @@ def wheel_rules_key() -> str | None:
     return None if stamp is None else installed_key(stamp)
 
 
-def entry_path(key: str) -> Path:
-    return cache_dir() / "rules" / f"{key[:32]}.pickle"
+def entry_path(key: str) -> str:
+    return os.path.join(cache_folder(), "rules", f"{key[:32]}.pickle")
 
 
 def cached(key: str, build: Callable[[], T], valid: Callable[[Any], bool]) -> T:

@@ -32,12 +32,14 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields, replace
 from functools import cache
-from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from megalint import lazy_re, packaged
 from megalint.errors import DataFormatError
 from megalint.source import Span
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = [
     "Detection",
@@ -332,6 +334,8 @@ def load_profiles(path: str | Path | None = None) -> list[GpuProfile]:
     """The shipped profiles, or those of a user's file in the same format."""
     if path is None:
         return list(_shipped().by_id.values())
+    from pathlib import Path  # a user's file, read as it always was
+
     text = Path(path).read_text(encoding="utf-8")
     data = _read_yaml(text)
     if not isinstance(data, dict) or not isinstance(data.get("gpus"), list):

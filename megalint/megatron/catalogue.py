@@ -52,7 +52,6 @@ import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from megalint import __version__, packaged
@@ -340,7 +339,9 @@ class Catalogue:
         return _load_packaged(res.version), res
 
     @classmethod
-    def from_file(cls, path: str | Path, shipped: bool = False) -> Catalogue:
+    def from_file(cls, path: str | os.PathLike[str], shipped: bool = False) -> Catalogue:
+        from pathlib import Path  # the name shown as the user wrote it, as it always was
+
         path = Path(path)
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
@@ -482,7 +483,7 @@ def _load_packaged(version: str) -> Catalogue:
     return built
 
 
-def _kept_path(version: str, ref: Traversable) -> Path:
+def _kept_path(version: str, ref: Traversable) -> str:
     """Where a shipped catalogue is kept: named by megalint's version and Python's, and by what
     names the JSON file and this module as they are now (the installed wheel's stamp, else their
     contents and this module's size and time), so that a changed file is built again."""
@@ -494,7 +495,7 @@ def _kept_path(version: str, ref: Traversable) -> Path:
         st = os.stat(__file__)
         parts += [sha256(ref.read_bytes()).hexdigest(), f"{st.st_size}:{st.st_mtime_ns}"]
     key = sha256("\0".join(parts).encode()).hexdigest()
-    return Path(cache_folder()) / "shipped-catalogues" / f"{key[:32]}.pickle"
+    return os.path.join(cache_folder(), "shipped-catalogues", f"{key[:32]}.pickle")
 
 
 # Raised when what a kept catalogue holds changes meaning, so that older entries are not read.

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import Any
 
 from megalint import __version__, probes
@@ -25,20 +24,17 @@ from megalint.digests import sha256
 CACHE_FORMAT = 4
 
 
-def cache_dir() -> Path:
-    return Path(cache_folder())
-
-
-def file_digest(path: Path) -> str | None:
+def file_digest(path: str | os.PathLike[str]) -> str | None:
     try:
-        return sha256(path.read_bytes()).hexdigest()
+        with open(path, "rb") as fh:
+            return sha256(fh.read()).hexdigest()
     except OSError:
         return None
 
 
-def _entry_path(key: str) -> Path:
+def _entry_path(key: str) -> str:
     name = sha256(f"{CACHE_FORMAT}\0{__version__}\0{key}".encode()).hexdigest()[:32]
-    return cache_dir() / "catalogues" / f"{name}.json"
+    return os.path.join(cache_folder(), "catalogues", f"{name}.json")
 
 
 def _valid(entry: Any, key: str) -> tuple[dict[str, Any], list[str]] | None:
@@ -48,7 +44,7 @@ def _valid(entry: Any, key: str) -> tuple[dict[str, Any], list[str]] | None:
     if not isinstance(answers, dict) or not all(type(k) is int for k in answers.values()):
         return None
     for path, digest in entry["files"].items():
-        if file_digest(Path(path)) != digest:
+        if file_digest(path) != digest:
             return None
     if not probes.unchanged(answers):
         return None
@@ -59,14 +55,17 @@ def _valid(entry: Any, key: str) -> tuple[dict[str, Any], list[str]] | None:
     return data, [str(p) for p in entry["files"]]
 
 
-def cached(key: str, make: Callable[[], tuple[dict[str, Any], Iterable[Path]]]) -> tuple[dict[str, Any], list[str]]:
+def cached(
+    key: str, make: Callable[[], tuple[dict[str, Any], Iterable[str | os.PathLike[str]]]]
+) -> tuple[dict[str, Any], list[str]]:
     """The data `make` returns for `key`, from the cache while the files it read are unchanged;
     and those files.
 
     `make` returns the data (JSON-able) and the files it read."""
     where = _entry_path(key)
     try:
-        entry = json.loads(where.read_text(encoding="utf-8"))
+        with open(where, encoding="utf-8") as fh:
+            entry = json.loads(fh.read())
     except (OSError, UnicodeDecodeError, ValueError):
         entry = None
     found = _valid(entry, key)
@@ -76,11 +75,12 @@ def cached(key: str, make: Callable[[], tuple[dict[str, Any], Iterable[Path]]]) 
         data, files = make()
     digests = {str(p): file_digest(p) for p in files}
     try:
-        where.parent.mkdir(parents=True, exist_ok=True)
-        tmp = where.with_name(f"{where.name}.{os.getpid()}.tmp")
+        os.makedirs(os.path.dirname(where), exist_ok=True)
+        tmp = f"{where}.{os.getpid()}.tmp"
         entry = {"key": key, "files": digests, "probes": answers, "data": data}
-        tmp.write_text(json.dumps(entry), encoding="utf-8")
-        tmp.replace(where)
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps(entry))
+        os.replace(tmp, where)
     except OSError:
         pass  # a cache that cannot be written only costs the next run the same work
     return data, list(digests)

@@ -10,8 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from megalint import probes
 from megalint.megatron.bind import bind
@@ -29,6 +28,9 @@ from megalint.megatron.forks import (
 )
 from megalint.megatron.supplied import supplied_args
 from megalint.shell.values import Word
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 @dataclass(frozen=True)

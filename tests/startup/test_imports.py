@@ -119,10 +119,18 @@ def test_a_first_check_imports_no_standard_module_it_does_not_need(tmp_path, scr
             cwd=tmp_path,
             check=True,
         )
-    modules = set(json.loads(done.stdout)["modules"]) - _bare(tmp_path, "json")
+    bare = _bare(tmp_path, "json")
+    modules = set(json.loads(done.stdout)["modules"]) - bare
     assert "megalint.pipeline" in modules  # checked, not answered from a cache
     assert len(list((tmp_path / ".megalint_cache").glob("??/*"))) == 2
     assert _loaded(modules, UNNEEDED) == []
+    if script is CLEAN:
+        # pathlib imports urllib.parse, and it ipaddress (about 3 ms): the packaged folders and
+        # the cache entries are read through os.path (packaged.Folder); a launch's fork is still
+        # told through pathlib (megatron/forks.py).
+        if "pathlib" in bare:
+            pytest.skip("this interpreter imports pathlib before megalint runs (an editable install's finder)")
+        assert _loaded(modules, ("pathlib", "urllib.parse", "ipaddress")) == []
 
 
 # What only a launch needs: its binding against a catalogue, the forks' parsers, the GPU and the memory model.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import sys
 import zipfile
 from importlib import resources
@@ -20,10 +21,23 @@ def test_a_package_of_files_is_its_folder(package):
     if importlib.util.find_spec(package) is None:
         pytest.skip(f"{package} is not installed here (the rules of a source checkout run in place)")
     found = packaged.files(package)
-    assert isinstance(found, Path)
-    assert found == resources.files(package)
+    assert isinstance(found, packaged.Folder)
+    by_resources = resources.files(package)
+    assert found == by_resources and os.fspath(found) == str(by_resources)
     with packaged.as_file(found / "__init__.py") as path:
         assert path == found / "__init__.py"
+    # What megalint reads of a packaged folder, as importlib.resources' own reader answers it.
+    names = sorted(e.name for e in found.iterdir())
+    assert names == sorted(e.name for e in by_resources.iterdir())
+    for name in names:
+        mine, theirs = found.joinpath(name), by_resources.joinpath(name)
+        assert (mine.is_dir(), mine.is_file()) == (theirs.is_dir(), theirs.is_file()), name
+        if mine.is_file():
+            assert mine.read_bytes() == theirs.read_bytes(), name
+            if name.endswith((".json", ".py", ".yaml")):
+                assert mine.read_text(encoding="utf-8") == theirs.read_text(encoding="utf-8"), name
+                with mine.open(encoding="utf-8") as a, theirs.open(encoding="utf-8") as b:
+                    assert a.read() == b.read()
 
 
 def test_a_package_in_a_zip_is_answered_by_importlib_resources(tmp_path, monkeypatch):
@@ -35,7 +49,7 @@ def test_a_package_in_a_zip_is_answered_by_importlib_resources(tmp_path, monkeyp
     importlib.invalidate_caches()
     try:
         found = packaged.files("zipped_pkg")
-        assert not isinstance(found, Path)
+        assert not isinstance(found, (Path, packaged.Folder))
         entry = found.joinpath("data.json")
         assert entry.read_text(encoding="utf-8") == '{"a": 1}'
         with packaged.as_file(entry) as path:

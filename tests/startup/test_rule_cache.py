@@ -36,7 +36,7 @@ def _forget() -> None:
 
 
 def _entry() -> Path:
-    return rule_cache.entry_path(loader.packaged_rules_key())
+    return Path(rule_cache.entry_path(loader.packaged_rules_key()))
 
 
 def _rules_json() -> list[dict]:
@@ -139,7 +139,7 @@ def test_a_run_from_the_cache_prints_what_a_run_that_reads_the_rules_prints(tmp_
 
 def test_the_rule_files_read_from_disk_are_those_the_package_resources_name():
     folder = loader.packaged_rules_dir()
-    assert isinstance(folder, Path)
+    assert isinstance(folder, os.PathLike)
     by_resources = [
         (f"rules/{rel}", res.read_bytes()) for res, rel in loader._rule_files(folder) if rel != loader.CODE_REGISTRY
     ]

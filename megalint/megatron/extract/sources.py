@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import os
 import stat
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from megalint import probes
 from megalint.errors import InputError
+
+if TYPE_CHECKING:
+    from pathlib import Path  # imported where a tree is opened: a first check opens none
 
 ARGUMENTS_PATHS = ("megatron/training/arguments.py", "megatron/arguments.py")
 # The source files the extractor reads are far smaller (bounds.MAX_SOURCE_CHARS caps what libcst
@@ -117,6 +120,8 @@ def _text(data: bytes, where: str) -> str:
 
 def open_tree(path: str | os.PathLike[str]) -> SourceTree:
     """Open `path` as a Megatron-LM checkout (the directory holding `megatron/`, or `megatron/` itself) or a wheel."""
+    from pathlib import Path
+
     p = Path(path)
     if not p.exists():
         raise ExtractError(f"{p}: no such file or directory")
