@@ -7,7 +7,6 @@ edit to one edit builder (see megalint/engine/locate.py).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -91,7 +90,12 @@ def _parse_args(text: str, i: int) -> tuple[list[tuple[str, bool, int]], int]:
             if j >= len(text):
                 raise ExprError("unterminated string", i)
             raw = text[i : j + 1]
-            value = json.loads(raw) if q == '"' else raw[1:-1]
+            if q == '"':
+                import json  # a rule being read: a first check reads them from the rule cache
+
+                value = json.loads(raw)
+            else:
+                value = raw[1:-1]
             args.append((value, True, i))
             i = j + 1
         else:

@@ -9,7 +9,6 @@ the result: `flag` (a dest as its option, `tensor_model_parallel_size` -> `--ten
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import shlex
@@ -35,6 +34,8 @@ def format_value(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return ", ".join(format_value(v) for v in value)
     if isinstance(value, dict):
+        import json  # a message showing a mapping: rare, and a first check of a clean script shows none
+
         return json.dumps(value, sort_keys=True, default=str)
     return str(value)
 
