@@ -315,9 +315,14 @@ class Rule(RuleInfo):
     def _unpack(self, key: str) -> dict[str, Any]:
         import pickle
 
-        parts: dict[str, Any] = pickle.loads(self.__dict__.pop(key))
-        self.__dict__.update(parts)
-        return parts
+        packed = self.__dict__.get(key)
+        if packed is None:  # unpacked since the descriptor was consulted (another thread)
+            return {name: self.__dict__[name] for name in _PACKED_GROUPS[key]}
+        parts: dict[str, Any] = pickle.loads(packed)
+        for name, value in parts.items():
+            self.__dict__.setdefault(name, value)
+        self.__dict__.pop(key, None)
+        return {name: self.__dict__[name] for name in parts}
 
 
 class _Packed:

@@ -234,6 +234,8 @@ def test_what_only_a_finding_or_the_docs_read_is_unpickled_when_first_read(cache
     assert rule.message.source == read[0].message.source  # reading one field unpacks its group
     assert "message" in vars(rule) and "labels" in vars(rule) and "_packed_finding" not in vars(rule)
     assert "docs" not in vars(rule) and "_packed_docs" in vars(rule)
+    # A group unpacked by another thread after this one found the field missing: the same objects.
+    assert rule._unpack("_packed_finding")["message"] is rule.message
     again = pickle.loads(pickle.dumps(rule))  # a rule half unpacked is kept whole
     for before, after in zip(read, cached, strict=True):
         for f in dataclasses.fields(Rule):
