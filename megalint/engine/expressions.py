@@ -19,7 +19,7 @@ from typing import Any
 from megalint import lazy_re
 from megalint.engine.cel_binding import binding
 from megalint.engine.context import DEST_ROOTS, MAPPING_ROOTS, MISSING, ROOTS, lookup
-from megalint.engine.short_circuit import PLAIN_STRING, Guard, decides_false, guard_of
+from megalint.engine.short_circuit import PLAIN_STRING, Guard, decides_false, guards_of
 from megalint.engine.versions import VERSION_ROOT, VERSION_TESTS, VersionError, parse_version
 from megalint.errors import RuleDefinitionError
 
@@ -131,8 +131,8 @@ class Scan:
     # and the longest list written in the expression.
     nesting: int = 0
     longest_literal: int = 0
-    # The first operand of its top-level `&&` chain, when Python can find it false (short_circuit.py).
-    guard: Guard | None = None
+    # The operands of its top-level `&&` chain that Python can find false (short_circuit.py).
+    guards: tuple[Guard, ...] = ()
 
 
 # CEL has no budget of its own and runs in native code, where a run cannot be stopped: a
@@ -234,7 +234,7 @@ def scan(source: str, toks: list[tuple[str, str, int]] | None = None) -> Scan:
             guarded = tok(i - 1)[1] == "(" and tok(i - 2)[1] == "has" and tok(j)[1] == ")"
             refs.append(Ref(".".join(chain), off, guarded, _asked_key(chain, tok(i - 2), tok(i - 1), tok(j))))
         i = j
-    return Scan(tuple(refs), tuple(funcs), frozenset(bound), *_cost(toks), guard_of(toks))
+    return Scan(tuple(refs), tuple(funcs), frozenset(bound), *_cost(toks), guards_of(toks))
 
 
 def _asked_key(
@@ -291,8 +291,8 @@ class Expr:
         sc = self.scan
         if sc.nesting > 1:
             _within_budget(sc, env)
-        elif sc.guard is not None and decides_false(sc.guard, env.scope):
-            return False  # the first operand of its `&&` chain is false: so is the whole
+        elif sc.guards and any(decides_false(g, env.scope) for g in sc.guards):
+            return False  # an operand of its `&&` chain is false: so is the whole
         try:
             return self.program.execute(env.cel)
         except KeyError as e:

@@ -1,12 +1,14 @@
-"""A condition found false by its first operand, without compiling it.
+"""A condition found false by one operand of its `&&` chain, without compiling it.
 
-Most rule conditions open with a test of one argument (`args.fp8 != null && …`,
-`args.recompute_granularity == 'full' && …`) that is false on most launches. CEL's `&&` is false
-when either side is false, and read from the left it never looks at the right then; so when the
-first operand of a condition's top-level `&&` chain is false, the condition is false, whatever
-follows. Compiling a condition costs about 0.13 ms (the first check of Megatron-LM's GPT-3
-example compiled 189 of them, 86 with this); deciding such an operand in Python costs a
-dictionary lookup.
+Most rule conditions test one argument (`args.fp8 != null && …`,
+`… && args.recompute_granularity == 'full'`) that is false on most launches. CEL's `&&` is
+commutative: it is false when either side is false, whatever the other side is, an error or a
+missing input included (the CEL language definition's logical operators; the binding keeps it,
+and the tests below compare each form with its verdict). So when any operand of a condition's
+top-level `&&` chain is false, the condition is false, whatever the others are. Compiling a
+condition costs about 0.13 ms (the first check of Megatron-LM's GPT-3 example compiled 189 of
+them, 86 when only the first operand and fewer forms were read, 68 now); deciding such an
+operand in Python costs a dictionary lookup.
 
 Only forms whose CEL value is certain are read, on a value the context holds (a missing key is
 left to CEL, which names it as a missing input; `has` asks about the key itself):
@@ -16,7 +18,11 @@ left to CEL, which names it as a missing input; `has` asks about the key itself)
 | `R.K != null`    | null (None)                        |
 | `R.K`            | false                              |
 | `!R.K`           | true                               |
-| `R.K == 'text'`  | a string other than `text`         |
+| `R.K == 'text'`  | anything but the string `text` (CEL's `==` across types is false) |
+| `R.K != 'text'`  | the string `text`                  |
+| `R.K == N`       | anything but a number equal to N (a bool is not a number) |
+| `R.K != N`       | a number equal to N                |
+| `R.K == true`, `== false` | anything but that boolean |
 | `R.K > N`, `>= N`, `< N`, `<= N` | an integer (not a bool) for which the comparison fails |
 | `R.K == null`    | anything but null                  |
 | `has(R.K)`       | a map without the key              |
@@ -43,16 +49,18 @@ _BRACKETS = _OPEN | _CLOSE
 _MISSING = object()
 
 
-def guard_of(toks: Sequence[tuple[str, str, int]]) -> Guard | None:
-    """The first operand of the top-level `&&` chain of an expression (its tokens, blanks left
-    out), when it is one of the forms this module decides."""
-    end = len(toks)
+def guards_of(toks: Sequence[tuple[str, str, int]]) -> tuple[Guard, ...]:
+    """The operands of the top-level `&&` chain of an expression (its tokens, blanks left out)
+    that are of the forms this module decides, in their order."""
+    cuts = [-1]
     for i, text in _outside_brackets(toks):
         if text in ("||", "?"):
-            return None
-        if text == "&&" and end == len(toks):
-            end = i
-    return _operand(toks[:end])
+            return ()
+        if text == "&&":
+            cuts.append(i)
+    cuts.append(len(toks))
+    found = (_operand(toks[a + 1 : b]) for a, b in zip(cuts, cuts[1:], strict=False))
+    return tuple(g for g in found if g is not None)
 
 
 def _outside_brackets(toks: Sequence[tuple[str, str, int]]) -> Iterator[tuple[int, str]]:
@@ -114,8 +122,12 @@ def _simple(toks: Sequence[tuple[str, str, int]]) -> Guard | None:
     op, kind, literal = texts[3], kinds[4], texts[4]
     if literal == "null" and op in ("!=", "=="):
         return ("not-null" if op == "!=" else "null", root, key, None)
-    if op == "==" and kind == "str" and PLAIN_STRING.fullmatch(literal):
-        return ("equals", root, key, literal[1:-1])
+    if op in ("==", "!=") and kind == "str" and PLAIN_STRING.fullmatch(literal):
+        return ("equals" if op == "==" else "differs", root, key, literal[1:-1])
+    if op in ("==", "!=") and kind == "num" and literal.isdigit():
+        return ("equals-number" if op == "==" else "differs-number", root, key, int(literal))
+    if op == "==" and literal in ("true", "false"):
+        return ("equals-bool", root, key, literal == "true")
     if op in _COMPARED and kind == "num" and literal.isdigit():
         return (_COMPARED[op], root, key, int(literal))
     return None
@@ -158,7 +170,15 @@ def decides_false(guard: Guard, scope: Mapping[str, Any]) -> bool:
     if form == "not":
         return value is True
     if form == "equals":
-        return type(value) is str and value != operand
+        return type(value) is not str or value != operand
+    if form == "differs":
+        return type(value) is str and value == operand
+    if form == "equals-number":
+        return (type(value) is not int and type(value) is not float) or value != operand
+    if form == "differs-number":
+        return (type(value) is int or type(value) is float) and value == operand
+    if form == "equals-bool":
+        return value is not operand
     if type(value) is not int:
         return False
     bound: int = operand

@@ -1,5 +1,6 @@
-"""A condition decided false by the first operand of its `&&` chain, without compiling it, says
-what CEL says: each form on every kind of value, and every packaged rule's expressions."""
+"""A condition decided false by an operand of its `&&` chain, without compiling it, says what CEL
+says: each form on every kind of value, in any place of the chain, and every packaged rule's
+expressions."""
 
 from __future__ import annotations
 
@@ -43,11 +44,20 @@ def cel_verdict(source: str, ctx: dict) -> object:
         ("(args.fp8 != null) && args.bf16", "none-of"),
         ("(args.fp8 != null || args.fp16) && args.bf16", "none-of"),
         ("(args.recompute_granularity == 'full' || args.fp16 > 2 || has(args.tp))", "none-of"),
+        ("args.recompute_granularity != 'full' && args.num_layers > 1", "differs"),
+        ("args.num_layers == 2 && args.bf16", "equals-number"),
+        ("args.num_layers != 2", "differs-number"),
+        ("args.bf16 == true", "equals-bool"),
+        ("args.bf16 == false && args.fp16", "equals-bool"),
+        # An operand after the first: CEL's `&&` is false when any operand is, whatever the others.
+        ("args.fp16 + 1 > 2 && args.recompute_granularity == 'full'", "equals"),
+        ("args.fp16.size() > 0 && args.num_layers > 2 && args.fp16", "above"),
     ],
 )
 def test_each_form_is_false_exactly_where_cel_says_false(source, form):
-    guard = scan(source).guard
-    assert guard is not None and guard[0] == form
+    guards = scan(source).guards
+    assert guards and guards[0][0] == form
+    guard = guards[0]
     decided = 0
     for value, other in itertools.product([*VALUES, MISSING], [None, True, False, 1, MISSING]):
         args = {"fp8": value, "bf16": value, "fp16": other, "recompute_granularity": value, "num_layers": value}
@@ -93,7 +103,24 @@ def test_missing_value_is_left_to_cel():
     ],
 )
 def test_other_forms_have_no_guard(source):
-    assert scan(source).guard is None
+    # Only the chain's last operand, `args.bf16`, where one is written, is a guard.
+    assert [g for g in scan(source).guards if g != ("is", "args", "bf16", None)] == []
+
+
+def test_every_operand_of_the_chain_is_read():
+    guards = scan("args.a.size() > 0 && args.fp8 != null && (x.y + 1 > 0 || args.b) && args.c == 'd'").guards
+    assert guards == (("not-null", "args", "fp8", None), ("equals", "args", "c", "d"))
+    assert scan("args.fp8 != null && args.c == 'd' || args.e").guards == ()
+
+
+def test_a_later_operand_decides_over_an_earlier_missing_input():
+    # CEL's `&&` is false when any operand is, even where an earlier one names a missing input.
+    source = "args.absent > 1 && args.fp8 != null"
+    e = compile_expr(source)
+    ctx = {"args": {"fp8": None}}
+    assert cel_verdict(source, ctx) is False
+    e._program = None
+    assert e.run(Env(ctx)) is False and e._program is None
 
 
 def test_nested_comprehensions_keep_their_budget():
@@ -110,9 +137,8 @@ def test_every_packaged_expression_agrees_with_cel():
     checked = 0
     roots = ("args", "given", "derived", "env", "launch", "gpu", "memory", "unknown")
     for rule in packaged_rules().rules:
-        for expr, bound in rule.exprs():
-            guard = expr.scan.guard
-            if guard is None or expr.scan.nesting > 1:
+        for expr, bound, guard in [(e, b, g) for e, b in rule.exprs() for g in e.scan.guards]:
+            if expr.scan.nesting > 1:
                 continue
             guarded = [(g[1], g[2]) for g in (guard[3] if guard[0] == "none-of" else (guard,))]
             program = expr.program
