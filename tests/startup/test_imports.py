@@ -4,6 +4,7 @@ names the modules it finds in `sys.modules` that it should not have imported."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -119,18 +120,35 @@ def test_a_first_check_imports_no_standard_module_it_does_not_need(tmp_path, scr
             cwd=tmp_path,
             check=True,
         )
-    bare = _bare(tmp_path, "json")
-    modules = set(json.loads(done.stdout)["modules"]) - bare
+    modules = set(json.loads(done.stdout)["modules"]) - _bare(tmp_path, "json")
     assert "megalint.pipeline" in modules  # checked, not answered from a cache
     assert len(list((tmp_path / ".megalint_cache").glob("??/*"))) == 2
     assert _loaded(modules, UNNEEDED) == []
-    if script is CLEAN:
-        # pathlib imports urllib.parse, and it ipaddress (about 3 ms): the packaged folders and
-        # the cache entries are read through os.path (packaged.Folder); a launch's fork is still
-        # told through pathlib (megatron/forks.py).
-        if "pathlib" in bare:
-            pytest.skip("this interpreter imports pathlib before megalint runs (an editable install's finder)")
-        assert _loaded(modules, ("pathlib", "urllib.parse", "ipaddress")) == []
+
+
+def test_a_first_check_without_a_launch_imports_no_pathlib(tmp_path):
+    # pathlib imports urllib.parse, and it ipaddress (about 3 ms): the packaged folders and the
+    # cache entries are read through os.path (packaged.Folder); a launch's fork is still told
+    # through pathlib (megatron/forks.py). Run without `site` (its packages on the path instead):
+    # an interpreter's own `.pth` files (an editable install's finder) may import pathlib first.
+    import site
+
+    env = child_env(tmp_path / "cache", caching=True)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *site.getsitepackages(), site.getusersitepackages()])
+    (tmp_path / "other.sh").write_text(CLEAN.replace("hello", "other"))
+    (tmp_path / "run.sh").write_text(CLEAN)
+    for name in ("other.sh", "run.sh"):
+        done = subprocess.run(
+            [sys.executable, "-S", "-c", _PROBE.format(out=str(tmp_path / "out.txt")), "--isolated", name],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            check=True,
+        )
+    modules = set(json.loads(done.stdout)["modules"])
+    assert "megalint.pipeline" in modules  # checked, not answered from a cache
+    assert _loaded(modules, ("pathlib", "urllib.parse", "ipaddress")) == []
 
 
 # What only a launch needs: its binding against a catalogue, the forks' parsers, the GPU and the memory model.
