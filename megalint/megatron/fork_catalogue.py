@@ -9,10 +9,10 @@ features' `register_args` flags (and the legacy `arguments.py`), Pai-Megatron-Pa
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from megalint import probes
@@ -30,6 +30,8 @@ from megalint.megatron.forks import (
 )
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from megalint.megatron.extract.added_flags import AddedFlags
 
 # MindSpeed and MindSpeed-LLM patch Megatron-LM core_v0.12.1 (MindSpeed-LLM's 3rdparty/Megatron-LM
@@ -71,25 +73,32 @@ class ForkCatalogue:
             raise ExtractError(str(exc)) from None
 
 
-def _megatron_tree(folders: Sequence[Path]) -> Path | None:
-    return next((f for f in folders if any(probes.is_file(f / a) for a in ARGUMENTS_FILES)), None)
+# Folders are named by strings (absolute, resolved), as `pathlib.Path` writes them: a launch in a
+# Megatron-LM checkout reads its catalogue from the extraction cache without importing pathlib.
 
 
-def _package(folders: Sequence[Path], name: str) -> Path | None:
+def _megatron_tree(folders: Sequence[str]) -> str | None:
+    return next((f for f in folders if any(probes.is_file(os.path.join(f, a)) for a in ARGUMENTS_FILES)), None)
+
+
+def _package(folders: Sequence[str], name: str) -> str | None:
     """The first folder holding the Python package `name` (itself, or a checkout around it)."""
     for f in folders:
-        if probes.is_file(f / name / "__init__.py"):
+        if probes.is_file(os.path.join(f, name, "__init__.py")):
             return f
-        if f.name == name and probes.is_file(f / "__init__.py"):
-            return f.parent
+        if os.path.basename(f) == name and probes.is_file(os.path.join(f, "__init__.py")):
+            return os.path.dirname(f)
     return None
 
 
-def _feature_files(root: Path, package: str) -> list[str]:
+def _feature_files(root: str, package: str) -> list[str]:
     """A MindSpeed-style package's modules that add flags: features_manager/ and the argument modules."""
-    found = sorted(p.relative_to(root).as_posix() for p in probes.py_files(root / package / "features_manager"))
+    from pathlib import Path
+
+    base = Path(root)
+    found = sorted(p.relative_to(base).as_posix() for p in probes.py_files(base / package / "features_manager"))
     for module in ("training/arguments.py", "arguments.py"):
-        if probes.is_file(root / package / module):
+        if probes.is_file(os.path.join(root, package, module)):
             found.append(f"{package}/{module}")
     return found
 
@@ -138,21 +147,24 @@ def _first_definitions(flags: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _extract(
-    fork: Fork, tree: Path | None, base: str, scans: list[tuple[Path, list[str]]]
+    fork: Fork, tree: str | None, base: str, scans: list[tuple[str, list[str]]]
 ) -> tuple[dict[str, Any], list[Path]]:
     # Imported here: reading a tree needs libcst; a catalogue from the extraction cache does not.
+    from pathlib import Path
+
     from megalint.megatron.extract import extract_from_tree
     from megalint.megatron.extract.added_flags import AddedFlags, read_added_flags
 
     read: list[Path] = []
     if tree is not None:
-        extracted = extract_from_tree(DirectoryTree(tree))
+        extracted = extract_from_tree(DirectoryTree(Path(tree)))
         flags: list[dict[str, Any]] = [f.to_json() for f in extracted.flags]
-        read.extend(tree / p for p in extracted.parsed_files)
+        read.extend(Path(tree) / p for p in extracted.parsed_files)
     else:
         flags = release_catalogue(base).to_dict()["flags"]
     choices: list[tuple[str, object]] = []
-    for root, files in scans:
+    for folder, files in scans:
+        root = Path(folder)
         added = read_added_flags(DirectoryTree(root), files)
         # Choices are added once every feature has defined its flags: MindSpeed-LLM defines
         # `--context-parallel-algo` again after MindSpeed's features added their algorithms to it.
@@ -176,29 +188,30 @@ def fork_catalogue(fork: Fork, source_roots: Sequence[str], version: str | None)
 
 
 @probes.remembered(maxsize=16)
-def _fork_catalogue(name: str, root: Path | None, source_roots: tuple[str, ...], version: str | None) -> ForkCatalogue:
+def _fork_catalogue(name: str, root: str | None, source_roots: tuple[str, ...], version: str | None) -> ForkCatalogue:
     fork = Fork(name, f"{name} at {root}", root)
-    named = [Path(r).resolve() for r in source_roots]
-    here = [fork.root] if fork.root is not None else []
+    fork_root = root
+    named = [os.path.realpath(r) for r in source_roots]
+    here = [fork_root] if fork_root is not None else []
     tree = _megatron_tree([*here, *named])
     missing: str | None = None
-    scans: list[tuple[Path, list[str]]] = []
+    scans: list[tuple[str, list[str]]] = []
     base = MINDSPEED_BASE if fork.name in (MINDSPEED, MINDSPEED_LLM) else catalogue_for(version)[0].version
     if fork.name in (MINDSPEED, MINDSPEED_LLM):
-        mindspeed = _package([*here, *(f / "3rdparty" / "MindSpeed" for f in here), *named], "mindspeed")
+        mindspeed = _package([*here, *(os.path.join(f, "3rdparty", "MindSpeed") for f in here), *named], "mindspeed")
         if mindspeed is not None:
             scans.append((mindspeed, _feature_files(mindspeed, "mindspeed")))
         else:
             missing = "MindSpeed (the `mindspeed` package this fork runs on) is not at hand: name its checkout with --megatron-root"
-        if fork.name == MINDSPEED_LLM and fork.root is not None:
-            pkg = "mindspeed_llm" if probes.is_dir(fork.root / "mindspeed_llm") else "modellink"
-            if probes.is_dir(fork.root / pkg):
-                scans.append((fork.root, _feature_files(fork.root, pkg)))
-        if fork.name == MINDSPEED_LLM and not any(r == fork.root for r, _ in scans):
+        if fork.name == MINDSPEED_LLM and fork_root is not None:
+            pkg = "mindspeed_llm" if probes.is_dir(os.path.join(fork_root, "mindspeed_llm")) else "modellink"
+            if probes.is_dir(os.path.join(fork_root, pkg)):
+                scans.append((fork_root, _feature_files(fork_root, pkg)))
+        if fork.name == MINDSPEED_LLM and not any(r == fork_root for r, _ in scans):
             missing = "MindSpeed-LLM's source is not at hand: name its checkout with --megatron-root"
     elif fork.name == PAI_MEGATRON_PATCH:
         patch = _package([*here, *named], "megatron_patch")
-        if patch is not None and probes.is_file(patch / "megatron_patch" / "arguments.py"):
+        if patch is not None and probes.is_file(os.path.join(patch, "megatron_patch", "arguments.py")):
             scans.append((patch, ["megatron_patch/arguments.py"]))
         else:
             missing = "Pai-Megatron-Patch's megatron_patch/arguments.py is not at hand: name its checkout with --megatron-root"

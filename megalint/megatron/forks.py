@@ -6,14 +6,18 @@ A fork is told by the repository the script lives in (walking up from the script
 `--deepspeed` on the launch line. Folders the user names (`--megatron-root`) stand in for the
 repository when the script lives outside one and supply parts a fork needs (MindSpeed-LLM needs
 the separate `mindspeed` package).
+
+Folders and files are named by strings, as `pathlib.Path` would write them: every launch asks
+this module where it runs, and pathlib (with the urllib.parse and ipaddress it imports) was 3 ms
+of a first check.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from megalint import lazy_re, probes
 from megalint.shell.values import Word
@@ -46,8 +50,8 @@ class Fork:
 
     name: str
     reason: str
-    root: Path | None = None
-    entry_file: Path | None = None
+    root: str | None = None  # an absolute path, resolved
+    entry_file: str | None = None
 
     @property
     def parser_name(self) -> str:
@@ -68,41 +72,68 @@ def _imports(text: str, module: str) -> bool:
 
 
 @probes.once_per_run  # a repository's scripts share their folders
-def repository_root(start: Path) -> Path | None:
-    """The nearest folder at or above `start` that holds a fork's or Megatron's source, stopping
-    at the top of a git repository."""
-    for folder in (start, *start.parents):
-        if any(probes.exists(folder / m) for m in _MARKERS):
+def repository_root(start: str) -> str | None:
+    """The nearest folder at or above `start` (an absolute path, resolved) that holds a fork's or
+    Megatron's source, stopping at the top of a git repository."""
+    folder = start
+    while True:
+        if any(probes.exists(os.path.join(folder, m)) for m in _MARKERS):
             return folder
-        if probes.exists(folder / ".git"):
+        if probes.exists(os.path.join(folder, ".git")):
             return None
-    return None
+        above = os.path.dirname(folder)
+        if above == folder:
+            return None
+        folder = above
 
 
-def _entry_file(entry: str | None, folders: Sequence[Path]) -> Path | None:
+def _entry_file(entry: str | None, folders: Sequence[str]) -> str | None:
     if not entry or "$" in entry:
         return None
-    path = Path(entry)
-    candidates = [path] if path.is_absolute() else [f / path for f in folders]
+    path = _written(entry)
+    candidates = [path] if os.path.isabs(path) else [_joined(f, path) for f in folders]
     return next((c for c in candidates if probes.is_file(c)), None)
 
 
+# A path as pathlib writes it, where the text is not already so (`./x.py`, `a//b`, a Windows path).
+_NOT_WRITTEN_SO = lazy_re.compile(r"//|/\./|^\./|/\.$|/$|^\.$")
+
+
+def _written(text: str) -> str:
+    """`str(Path(text))`: most entry points are written so already."""
+    if os.sep == "/" and text and not _NOT_WRITTEN_SO.search(text):
+        return text
+    from pathlib import Path
+
+    return str(Path(text))
+
+
+def _joined(folder: str, path: str) -> str:
+    """`str(Path(folder) / path)` for a folder and a relative path each as pathlib writes them."""
+    if os.sep != "/":
+        from pathlib import Path
+
+        return str(Path(folder) / path)
+    return folder if path == "." else os.path.join(folder, path)
+
+
 @probes.once_per_run  # and mostly their entry files
-def _read(path: Path | None) -> str:
+def _read(path: str | None) -> str:
     if path is None:
         return ""
     try:
-        return path.read_text(encoding="utf-8", errors="replace")[:200_000]
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read()[:200_000]
     except OSError:
         return ""
 
 
-def _own_arguments(root: Path) -> Path | None:
-    return next((root / a for a in ARGUMENTS_FILES if probes.is_file(root / a)), None)
+def _own_arguments(root: str) -> str | None:
+    return next((os.path.join(root, a) for a in ARGUMENTS_FILES if probes.is_file(os.path.join(root, a))), None)
 
 
 @probes.once_per_run
-def _spells_underscores(arguments: Path) -> bool:
+def _spells_underscores(arguments: str) -> bool:
     return _UNDERSCORE_PARSER.search(_read(arguments)) is not None
 
 
@@ -118,14 +149,14 @@ def detect_fork(
         (w.text for w in argv if w.text in _DEEPSPEED_FLAGS or (w.text or "").startswith("--deepspeed_config=")), None
     )
     if given is not None or _imports(text, "deepspeed"):
-        shown = entry_file.name if entry_file is not None else "the entry point"
+        shown = os.path.basename(entry_file) if entry_file is not None else "the entry point"
         why = f"passes {given}" if given is not None else f"runs {shown}, which imports deepspeed"
         own = root if placed.arguments is not None else None
         return Fork(MEGATRON_DEEPSPEED, f"this launch {why}: it runs Megatron-DeepSpeed", own, entry_file)
     return placed.tree_fork
 
 
-def entry_file_read(script: str | None, entry: str | None, source_roots: Sequence[str] = ()) -> Path | None:
+def entry_file_read(script: str | None, entry: str | None, source_roots: Sequence[str] = ()) -> str | None:
     """The entry file `detect_fork` read for its imports (a launch whose fork it names rests on
     it, and so does one it found none in: an import added later makes it a fork's)."""
     return _placed(script, entry, tuple(source_roots)).entry_file
@@ -137,10 +168,10 @@ class _Placed:
     repository or the entry file's imports name (`fork`), else the repository's own Megatron tree
     (`tree_fork`, when `--deepspeed` does not make it Megatron-DeepSpeed's)."""
 
-    root: Path | None
-    entry_file: Path | None
+    root: str | None
+    entry_file: str | None
     text: str
-    arguments: Path | None
+    arguments: str | None
     fork: Fork | None
     tree_fork: Fork | None
 
@@ -149,15 +180,15 @@ class _Placed:
 def _placed(script: str | None, entry: str | None, source_roots: tuple[str, ...]) -> _Placed:
     # The launches of a script share its folder and mostly its entry point: the folders above it
     # are looked at (and the entry file read) once per script, not once per launch.
-    script_dir = Path(script).resolve().parent if script and probes.is_file(script) else None
+    script_dir = os.path.dirname(os.path.realpath(script)) if script and probes.is_file(script) else None
     root = repository_root(script_dir) if script_dir is not None else None
-    named = [Path(r).resolve() for r in source_roots]
+    named = [os.path.realpath(r) for r in source_roots]
     if root is None:
         root = next((r for r in named if repository_root(r) == r), None)
     folders = [f for f in (root, script_dir) if f is not None]
     entry_file = _entry_file(entry, folders)
     text = _read(entry_file)
-    shown = entry_file.name if entry_file is not None else "the entry point"
+    shown = os.path.basename(entry_file) if entry_file is not None else "the entry point"
     arguments = _own_arguments(root) if root is not None else None
 
     def placed(fork: Fork | None, tree_fork: Fork | None = None) -> _Placed:
@@ -166,19 +197,21 @@ def _placed(script: str | None, entry: str | None, source_roots: tuple[str, ...]
     def at(name: str, why: str) -> _Placed:
         return placed(Fork(name, why, root, entry_file))
 
-    if root is not None and (probes.is_dir(root / "mindspeed_llm") or probes.is_dir(root / "modellink")):
-        pkg = "mindspeed_llm" if probes.is_dir(root / "mindspeed_llm") else "modellink"
+    if root is not None and (
+        probes.is_dir(os.path.join(root, "mindspeed_llm")) or probes.is_dir(os.path.join(root, "modellink"))
+    ):
+        pkg = "mindspeed_llm" if probes.is_dir(os.path.join(root, "mindspeed_llm")) else "modellink"
         return at(MINDSPEED_LLM, f"the script lives in a MindSpeed-LLM repository ({pkg}/ at {root})")
     if _imports(text, "mindspeed_llm") or _imports(text, "modellink"):
         return at(MINDSPEED_LLM, f"{shown} imports MindSpeed-LLM's megatron_adaptor")
-    if root is not None and probes.is_file(root / "mindspeed" / "megatron_adaptor.py"):
+    if root is not None and probes.is_file(os.path.join(root, "mindspeed", "megatron_adaptor.py")):
         return at(MINDSPEED, f"the script lives in a MindSpeed repository (mindspeed/ at {root})")
     if _imports(text, "mindspeed"):
         return at(MINDSPEED, f"{shown} imports mindspeed.megatron_adaptor, which patches Megatron's arguments")
-    if (root is not None and probes.is_dir(root / "megatron_patch")) or _imports(text, "megatron_patch"):
+    if (root is not None and probes.is_dir(os.path.join(root, "megatron_patch"))) or _imports(text, "megatron_patch"):
         where = f"megatron_patch/ at {root}" if root is not None else f"{shown} imports megatron_patch"
         return at(PAI_MEGATRON_PATCH, f"the launch runs Pai-Megatron-Patch ({where})")
-    if root is not None and probes.is_dir(root / "examples_deepspeed"):
+    if root is not None and probes.is_dir(os.path.join(root, "examples_deepspeed")):
         return at(
             MEGATRON_DEEPSPEED, f"the script lives in a Megatron-DeepSpeed repository (examples_deepspeed/ at {root})"
         )

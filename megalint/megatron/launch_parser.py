@@ -58,7 +58,8 @@ def _whole(fork: Fork, entry: str | None) -> bool:
     if fork.entry_file is None:
         return stock_entry(entry) is not None
     try:
-        text = fork.entry_file.read_text(encoding="utf-8", errors="replace")
+        with open(fork.entry_file, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
     except OSError:
         return False
     if "add_argument(" in text:
@@ -140,18 +141,18 @@ def _with_entry_provider(version_text: str | None, fork: Fork, entry: str | None
 
 
 @probes.remembered(maxsize=None)
-def _entry_catalogue(
-    version_text: str | None, root: Path, entry_file: Path
-) -> tuple[Catalogue, tuple[str, ...]] | None:
+def _entry_catalogue(version_text: str | None, root: str, entry_file: str) -> tuple[Catalogue, tuple[str, ...]] | None:
     """The version's catalogue plus what `entry_file`'s provider adds, and the files that says;
     read once per entry file, and from the extraction cache while those files are unchanged."""
     from megalint.megatron.extraction_cache import cached
 
     def read() -> tuple[dict[str, Any], list[Path]]:
         # Imported on a miss only: reading the provider needs libcst.
+        from pathlib import Path
+
         from megalint.megatron.entry_arguments import provider_flags
 
-        return provider_flags(root, entry_file)
+        return provider_flags(Path(root), Path(entry_file))
 
     data, files = cached(f"entry-arguments\n{root}\n{entry_file}", read)
     flags = data.get("flags")

@@ -48,7 +48,8 @@ def _entry_file(script: str | None, entry: str, source_roots: Sequence[str]) -> 
     if script:
         here = Path(script).resolve().parent
         folders.append(here)
-        root = repository_root(here)
+        found = repository_root(str(here))
+        root = Path(found) if found is not None else None
         for folder in here.parents:
             folders.append(folder)
             if folder == root or probes.exists(folder / ".git"):

@@ -126,20 +126,39 @@ def test_a_first_check_imports_no_standard_module_it_does_not_need(tmp_path, scr
     assert _loaded(modules, UNNEEDED) == []
 
 
-def test_a_first_check_without_a_launch_imports_no_pathlib(tmp_path):
-    # pathlib imports urllib.parse, and it ipaddress (about 3 ms): the packaged folders and the
-    # cache entries are read through os.path (packaged.Folder); a launch's fork is still told
-    # through pathlib (megatron/forks.py). Run without `site` (its packages on the path instead):
-    # an interpreter's own `.pth` files (an editable install's finder) may import pathlib first.
+@pytest.mark.parametrize(
+    "script",
+    [
+        "clean.sh",
+        "launch.sh",
+        "fixtures/forks/tree/examples/run.sh",
+        "fixtures/forks/deepspeed/examples_deepspeed/run.sh",
+    ],
+)
+def test_a_first_check_imports_no_pathlib(tmp_path, script):
+    # pathlib imports urllib.parse, and it ipaddress (about 3 ms): the packaged folders, the cache
+    # entries and a launch's fork and Megatron tree (its catalogue from the extraction cache) are
+    # named through os.path (packaged.Folder, megatron/forks.py). Run without `site` (its packages
+    # on the path instead): an interpreter's own `.pth` files (an editable install's finder)
+    # may import pathlib first. The first run fills the caches; the second is a first check.
     import site
 
     env = child_env(tmp_path / "cache", caching=True)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *site.getsitepackages(), site.getusersitepackages()])
-    (tmp_path / "other.sh").write_text(CLEAN.replace("hello", "other"))
-    (tmp_path / "run.sh").write_text(CLEAN)
-    for name in ("other.sh", "run.sh"):
+    (tmp_path / "clean.sh").write_text(CLEAN)
+    (tmp_path / "launch.sh").write_text(LAUNCH)
+    path = script if script in ("clean.sh", "launch.sh") else str(ROOT / script)
+    for _ in range(2):
         done = subprocess.run(
-            [sys.executable, "-S", "-c", _PROBE.format(out=str(tmp_path / "out.txt")), "--isolated", name],
+            [
+                sys.executable,
+                "-S",
+                "-c",
+                _PROBE.format(out=str(tmp_path / "out.txt")),
+                "--isolated",
+                "--no-cache",
+                path,
+            ],
             capture_output=True,
             text=True,
             env=env,
@@ -148,6 +167,8 @@ def test_a_first_check_without_a_launch_imports_no_pathlib(tmp_path):
         )
     modules = set(json.loads(done.stdout)["modules"])
     assert "megalint.pipeline" in modules  # checked, not answered from a cache
+    if script.startswith("fixtures/"):
+        assert "megalint.megatron.fork_catalogue" in modules  # the tree's catalogue, from the cache
     assert _loaded(modules, ("pathlib", "urllib.parse", "ipaddress")) == []
 
 
