@@ -239,6 +239,6 @@ def test_what_only_a_finding_or_the_docs_read_is_unpickled_when_first_read(cache
     again = pickle.loads(pickle.dumps(rule))  # a rule half unpacked is kept whole
     for before, after in zip(read, cached, strict=True):
         for f in dataclasses.fields(Rule):
-            assert repr(getattr(after, f.name)) == repr(getattr(before, f.name)), (before.code, f.name)
+            assert getattr(after, f.name) == getattr(before, f.name), (before.code, f.name)
     for f in dataclasses.fields(Rule):
-        assert repr(getattr(again, f.name)) == repr(getattr(rule, f.name))
+        assert getattr(again, f.name) == getattr(rule, f.name)
