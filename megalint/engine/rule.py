@@ -352,12 +352,18 @@ _PACKED_GROUPS = {
     "_packed_finding": ("message", "labels", "help", "fix"),
     "_packed_docs": ("docs", "examples"),
 }
-# Set after the dataclass is made, so that its fields and their defaults are as written.
-for _key, _names in _PACKED_GROUPS.items():
-    for _name in _names:
-        _field = _Packed(_key)
-        _field.__set_name__(Rule, _name)
-        setattr(Rule, _name, _field)
+
+
+def _install_packed() -> None:
+    # After the dataclass is made, so that its fields and their defaults are as written.
+    for key, names in _PACKED_GROUPS.items():
+        for name in names:
+            packed = _Packed(key)
+            packed.__set_name__(Rule, name)
+            setattr(Rule, name, packed)
+
+
+_install_packed()
 
 
 class RuleSet:

@@ -95,7 +95,7 @@ def _entry_file(entry: str | None, folders: Sequence[str]) -> str | None:
     return next((c for c in candidates if probes.is_file(c)), None)
 
 
-# A path as pathlib writes it, where the text is not already so (`./x.py`, `a//b`, a Windows path).
+# Texts pathlib writes otherwise: `./x.py`, `a//b`, `a/./b`, `a/`, `a/.`, `.` (on Windows, any).
 _NOT_WRITTEN_SO = lazy_re.compile(r"//|/\./|^\./|/\.$|/$|^\.$")
 
 
