@@ -24,7 +24,7 @@ import pickle
 import time
 from typing import Any
 
-from megalint.cachedir import DAY_NS, read_kept, used
+from megalint.cachedir import DAY_NS, read_kept, used, write_whole
 from megalint.digests import blake2b
 
 _DIGEST = 64  # hex characters of a 32-byte BLAKE2b
@@ -57,16 +57,8 @@ def write_entry(where: str | os.PathLike[str], value: object) -> None:
     """Keep `value` at `where`; a cache that cannot be written only costs the next run the same work."""
     where = os.fspath(where)
     payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-    blob = _checksum(payload) + b"\n" + payload
-    try:
-        os.makedirs(os.path.dirname(where) or ".", exist_ok=True)
-        tmp = f"{where}.{os.getpid()}.tmp"
-        with open(tmp, "wb") as fh:
-            fh.write(blob)
-        os.replace(tmp, where)
-    except OSError:
-        return
-    forget_unused(where)
+    if write_whole(where, _checksum(payload) + b"\n" + payload):
+        forget_unused(where)
 
 
 def forget_unused(where: str | os.PathLike[str], now_ns: int | None = None) -> int:

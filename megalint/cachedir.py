@@ -27,6 +27,26 @@ def read_kept(path: str) -> tuple[bytes, int] | None:
         return None
 
 
+def write_whole(path: str, data: bytes) -> bool:
+    """Write `data` to `path` whole or not at all: to `<path>.<pid>.tmp` beside it, renamed into
+    place, so that runs sharing the folder never read a half-written file (a temporary file left
+    by a run that was killed is removed by pruning). False when it cannot be written, which only
+    costs the next run the same work."""
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        return False
+    return True
+
+
 def used(path: str, mtime_ns: int) -> None:
     """An entry of the cache of results or a replay just read (its time `mtime_ns`): its time is
     set to now when it is a day old, so that pruning (checking/pruning.py) sees it in use. Once a

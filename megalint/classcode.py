@@ -23,7 +23,7 @@ import os
 import sys
 from types import CodeType
 
-from megalint.cachedir import cache_folder
+from megalint.cachedir import cache_folder, write_whole
 
 TYPE_CHECKING = False  # not from `typing`: the command line imports this module first
 if TYPE_CHECKING:
@@ -105,18 +105,12 @@ def save() -> None:
     import marshal
 
     kept = _codes if len(_codes) <= _MAX_ENTRIES else {k: v for k, v in _codes.items() if k in _used}
-    keep = {k: v if isinstance(v, bytes) else marshal.dumps(v) for k, v in kept.items()}
-    tmp = f"{path}.{os.getpid()}.tmp"
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(tmp, "wb") as fh:
-            marshal.dump(keep, fh)
-        os.replace(tmp, path)
-    except (OSError, ValueError):
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        data = marshal.dumps({k: v if isinstance(v, bytes) else marshal.dumps(v) for k, v in kept.items()})
+    except ValueError:
+        data = None
+    if data is not None:
+        write_whole(path, data)
     _forget_old_builds(path)
 
 

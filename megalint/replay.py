@@ -39,13 +39,14 @@ import sys
 import time
 
 from megalint import __version__
-from megalint.cachedir import SETTLED_NS, answer, read_kept, used
+from megalint.cachedir import SETTLED_NS, answer, read_kept, used, write_whole
 from megalint.stamp import environment_stamp, package_stamp
 
 TYPE_CHECKING = False  # `typing` is not imported for it: the replay imports as little as it can
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+# BLAKE2b alone, not megalint.digests: a replayed run needs no SHA-256, whose module it would look for.
 try:
     from _blake2 import blake2b
 except ImportError:  # pragma: no cover - a Python built without it
@@ -293,17 +294,9 @@ def keep(
             return False
     target = entry_path(argv)
     payload = marshal.dumps((tuple(dependencies), tuple(recording.chunks), int(status)))
-    try:
-        if not os.path.isdir(os.path.dirname(os.path.dirname(target))):
-            return False
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        tmp = f"{target}.{os.getpid()}.tmp"
-        with open(tmp, "wb") as fh:
-            fh.write(MAGIC + blake2b(payload, digest_size=_CHECKSUM).digest() + payload)
-        os.replace(tmp, target)
-    except OSError:
+    if not os.path.isdir(os.path.dirname(os.path.dirname(target))):
         return False
-    return True
+    return write_whole(target, MAGIC + blake2b(payload, digest_size=_CHECKSUM).digest() + payload)
 
 
 def _up(folders: Iterable[str]) -> set[str]:

@@ -28,9 +28,9 @@ from megalint.digests import sha256
 from megalint.stamp import wheel_stamp
 
 # Raised when what an entry holds changes meaning, so that older entries are not read.
-CACHE_FORMAT = (
-    4  # 2: an expression's Scan holds its guard (short_circuit.py); 3: packed groups (rule._Packed); 4: its guards
-)
+# 2: an expression's Scan holds its guard (short_circuit.py); 3: packed groups (rule._Packed);
+# 4: its guards.
+CACHE_FORMAT = 4
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 # The code and data whose change changes the rules read: the engine, what a finding is, and the
 # catalogues the rules' argument names are checked against.

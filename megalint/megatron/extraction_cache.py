@@ -17,7 +17,7 @@ from typing import Any
 
 from megalint import __version__, probes
 from megalint.cachedir import CACHE_ENV as CACHE_ENV  # the variable that names the folder
-from megalint.cachedir import cache_folder
+from megalint.cachedir import cache_folder, write_whole
 from megalint.digests import sha256
 
 # Raised when what an entry holds changes meaning, so that older entries are not read.
@@ -74,13 +74,6 @@ def cached(
     with probes.recorded() as answers:
         data, files = make()
     digests = {str(p): file_digest(p) for p in files}
-    try:
-        os.makedirs(os.path.dirname(where), exist_ok=True)
-        tmp = f"{where}.{os.getpid()}.tmp"
-        entry = {"key": key, "files": digests, "probes": answers, "data": data}
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(json.dumps(entry))
-        os.replace(tmp, where)
-    except OSError:
-        pass  # a cache that cannot be written only costs the next run the same work
+    entry = {"key": key, "files": digests, "probes": answers, "data": data}
+    write_whole(where, json.dumps(entry).encode("utf-8"))
     return data, list(digests)

@@ -48,22 +48,11 @@ class MappedSource(SourceFile):
         # (start, end, where it was written, whether exactly there, where it came from before)
         pieces: list[tuple[int, int, Span | None, bool, tuple[Span, ...]]] = []
         starts: list[int] = []
-        count = len(sources)
-        known = placed if placed is not None else {}
         pos = 0
         for seg in segs:
             part = seg.text
             end = pos + len(part) if part else pos
-            # Where a segment was written, kept by the run (`placed`, by the segment's id, while
-            # no file was added to `sources`): the strings an `eval` reads on each path share
-            # most of their segments.
-            held = known.get(id(seg))
-            if held is not None and held[0] is seg and held[1] == count:
-                site, exact, rest = held[2]
-            else:
-                site, exact, rest = _placement(seg, sources)
-                if placed is not None:
-                    placed[id(seg)] = (seg, count, (site, exact, rest))
+            site, exact, rest = _kept_placement(seg, sources, placed)
             pieces.append((pos, end, site, exact, rest))
             starts.append(pos)
             pos = end
@@ -272,12 +261,23 @@ def placeholder_of(ev: Evaluator, seg: Segment) -> Segment:
 
 def placement_of(ev: Evaluator, seg: Segment) -> Placement:
     """Where a part of a command string was written, as MappedSource places it (and keeps it)."""
-    count = len(ev.sources)
-    held = ev.placed.get(id(seg))
+    return _kept_placement(seg, ev.sources, ev.placed)
+
+
+def _kept_placement(
+    seg: Segment,
+    sources: Mapping[str, SourceFile],
+    placed: dict[int, tuple[Segment, int, Placement]] | None,
+) -> Placement:
+    """`_placement`, kept by the run in `placed` (by the segment's id, while no file was added to
+    `sources`): the strings an `eval` reads on each path share most of their segments."""
+    count = len(sources)
+    held = placed.get(id(seg)) if placed is not None else None
     if held is not None and held[0] is seg and held[1] == count:
         return held[2]
-    found = _placement(seg, ev.sources)
-    ev.placed[id(seg)] = (seg, count, found)
+    found = _placement(seg, sources)
+    if placed is not None:
+        placed[id(seg)] = (seg, count, found)
     return found
 
 
