@@ -42,8 +42,10 @@ MEGALINT_ARGS = ["--isolated", "--no-cache", "--output-format", "concise", "--ex
 
 
 def serve(socket_path: str, warm: list[str]) -> None:
-    """Listen on `socket_path` until SIGTERM, each call run by a forked child made ready beforehand."""
+    """Listen on `socket_path` until the bench closes this process's standard input (or dies),
+    each call run by a forked child made ready beforehand."""
     import gc
+    import select
     import signal
 
     from megalint import classcode
@@ -58,15 +60,13 @@ def serve(socket_path: str, warm: list[str]) -> None:
     gc.freeze()
     live: set[int] = set()
 
-    def stop(_signum: int, _frame: object) -> None:
+    def stop() -> None:
         for pid in live:
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
         os._exit(0)
-
-    signal.signal(signal.SIGTERM, stop)
 
     def spare() -> None:
         pid = os.fork()
@@ -77,11 +77,16 @@ def serve(socket_path: str, warm: list[str]) -> None:
     spare()
     print("ready", flush=True)
     while True:
+        if select.select([0], [], [], 0.02)[0] and not os.read(0, 1):
+            stop()
         # The next spare is made once a call is done, not while it runs: its warm-up would take
         # a core from the call.
-        pid, _ = os.wait()
-        live.discard(pid)
-        spare()
+        while live:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+            if pid == 0:
+                break
+            live.discard(pid)
+            spare()
 
 
 def _child(main: Callable[[list[str]], int], listener: socket.socket, warm: str) -> NoReturn:
@@ -210,9 +215,11 @@ def main(argv: list[str] | None = None) -> int:
     same = 0
     with tempfile.TemporaryDirectory(prefix="megalint-resident-") as scratch:
         sock = os.path.join(scratch, "s")
+        # The server stops when its standard input closes: when the bench ends, however it ends.
         server = subprocess.Popen(
             [*python, os.path.abspath(__file__), SERVE, sock, *warm],
             cwd=scratch,
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
         )
@@ -244,7 +251,8 @@ def main(argv: list[str] | None = None) -> int:
                 for kind in kinds:
                     times[kind].append(statistics.median(per[kind]))
         finally:
-            server.terminate()
+            assert server.stdin is not None
+            server.stdin.close()
             server.wait()
     # The analysis alone, in this process, of each file once every file was checked here before:
     # all a resident process could not skip but the call itself.

@@ -95,6 +95,7 @@ def test_a_call_reaches_the_server_with_its_streams_folder_and_environment(tmp_p
         os.close(fd)
     conn.sendall((7).to_bytes(4, "little", signed=True))
     conn.close()
+    listener.close()
     out, _ = proc.communicate(timeout=30)
     assert (out, proc.returncode) == (b"written by the server\n", 7)
 
