@@ -5,24 +5,30 @@
 
 A first check in a new process pays Python's start, megalint's imports and the compiling of the
 rules and patterns it uses (bench/startup.py, bench/corpus.py: "one file per process"). The one
-design that skips all but the start is a process kept between calls; this measures the best such
-a process could do, so that the bound of one real script per process can be judged against it
-rather than guessed. The server here is the fastest kind that keeps every call as separate as a new
-process: started once, it has imported megalint and checked the warm-up scripts (its rules compiled,
-its patterns built); it keeps one forked child ready that has itself checked a script (so the pages
-a check writes are already its own, not copied on the first write during the call), and hands each
-call to that child, which runs megalint's `main` on the call's arguments, in its working folder,
-with its environment and its standard streams (received as descriptors over a Unix socket) and
-exits. A call is a new process of megalint's own interpreter that imports what the megalint command
-imports before it runs (`megalint.cli`, and `re` where pip's script imports it), sends the call and
-exits with the child's status.
+design that skips all but the start is a process kept between calls; this measures the best two
+such designs do, so that the bound of one real script per process can be judged against them
+rather than guessed. Both servers, started once, import megalint and check the warm-up scripts
+(their rules compiled, their patterns built), and take each call's arguments, working folder,
+environment and standard streams (the descriptors, over a Unix socket):
+
+- forked: each call is run by a child forked beforehand that has itself checked a script (so the
+  pages a check writes are already its own), and that exits after it: calls stay as separate as
+  new processes;
+- one process: the server runs each call itself, one after the other, its cwd, environment and
+  streams put back after each; a call finds what the calls before left (as a resident process
+  would keep caches), which a tool would then have to keep correct.
+
+A call is a new process of megalint's interpreter that imports what the megalint command imports
+before it runs (`megalint.cli`, and `re` where pip's script imports it), sends the call and exits
+with the status sent back.
 
 Each of the seeded sample's files (as bench/corpus.py picks them) is checked, `-n` times, alternated:
-megalint in a new process, megalint through the server, ShellCheck, and the interpreter doing nothing
-(`-c pass`); the table gives the medians over the files of each file's median, and how many files
-printed the same and exited alike through the server as in a new process. Every megalint call
-is `--isolated --no-cache --output-format concise --exit-zero`, a first check each time. Run it on
-a non-editable install (an editable install's import hook costs time of its own); POSIX only.
+megalint in a new process, through each server, ShellCheck, the interpreter doing nothing (`-c pass`)
+and the command's imports alone; then the analysis alone, in this process, once every file was
+checked here before. The table gives the medians over the files of each file's median, and how many
+files printed the same and exited alike through each server as in a new process. Every megalint
+call is `--isolated --no-cache --output-format concise --exit-zero`, a first check each time. Run
+it on a non-editable install (an editable install's import hook costs time of its own); POSIX only.
 """
 
 from __future__ import annotations
@@ -41,9 +47,9 @@ MEGALINT_ARGS = ["--isolated", "--no-cache", "--output-format", "concise", "--ex
 # ---------------------------------------------------------------------- the server (megalint's interpreter)
 
 
-def serve(socket_path: str, warm: list[str]) -> None:
+def serve(socket_path: str, forking: bool, warm: list[str]) -> None:
     """Listen on `socket_path` until the bench closes this process's standard input (or dies),
-    each call run by a forked child made ready beforehand."""
+    each call run by a forked child made ready beforehand, or (`forking` false) by this process."""
     import gc
     import select
     import signal
@@ -58,6 +64,9 @@ def serve(socket_path: str, warm: list[str]) -> None:
     listener.listen(64)
     # What is imported and built is kept by every child as it is: the collector need not look at it.
     gc.freeze()
+    if not forking:
+        print("ready", flush=True)
+        _serve_in_place(main, listener)
     live: set[int] = set()
 
     def stop() -> None:
@@ -91,24 +100,48 @@ def serve(socket_path: str, warm: list[str]) -> None:
 
 def _child(main: Callable[[list[str]], int], listener: socket.socket, warm: str) -> NoReturn:
     """Check `warm` (its pages made this process's own), take one call, run it, report its status."""
-    import io
-
     try:
         _quietly(main, [*MEGALINT_ARGS, "--jobs", "1", warm])
         conn, _ = listener.accept()
         listener.close()
-        data, fds, _, _ = socket.recv_fds(conn, 1 << 16, 3)
-        while len(data) < 16 or len(data) < 8 + int.from_bytes(data[:8], "little"):
-            more = conn.recv(1 << 16)
-            if not more:
-                raise ConnectionError("the call was cut short")
-            data += more
-        split = 16 + int.from_bytes(data[8:16], "little")
-        cwd, out_encoding, err_encoding, *argv = os.fsdecode(data[16:split]).split("\0")
-        env = dict(item.split("=", 1) for item in os.fsdecode(data[split:]).split("\0") if "=" in item)
-        for target, fd in enumerate(fds):
-            os.dup2(fd, target)
-            os.close(fd)
+        _answer(main, conn, restore=False)
+    finally:
+        os._exit(0)
+
+
+def _serve_in_place(main: Callable[[list[str]], int], listener: socket.socket) -> NoReturn:
+    """Run every call in this process, one after the other, each finding what the ones before left."""
+    import select
+
+    while True:
+        ready = select.select([0, listener.fileno()], [], [])[0]
+        if 0 in ready and not os.read(0, 1):
+            os._exit(0)
+        if listener.fileno() in ready:
+            conn, _ = listener.accept()
+            with conn:
+                _answer(main, conn, restore=True)
+
+
+def _answer(main: Callable[[list[str]], int], conn: socket.socket, restore: bool) -> None:
+    """Run the call `conn` sends, in its folder, with its environment and standard streams, and
+    send back its status; with `restore`, this process's own are put back after."""
+    import io
+
+    data, fds, _, _ = socket.recv_fds(conn, 1 << 16, 3)
+    while len(data) < 16 or len(data) < 8 + int.from_bytes(data[:8], "little"):
+        more = conn.recv(1 << 16)
+        if not more:
+            raise ConnectionError("the call was cut short")
+        data += more
+    split = 16 + int.from_bytes(data[8:16], "little")
+    cwd, out_encoding, err_encoding, *argv = os.fsdecode(data[16:split]).split("\0")
+    env = dict(item.split("=", 1) for item in os.fsdecode(data[split:]).split("\0") if "=" in item)
+    own = ([os.dup(fd) for fd in (0, 1, 2)], os.getcwd(), dict(os.environ), (sys.stdin, sys.stdout, sys.stderr))
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
+        os.close(fd)
+    try:
         os.chdir(cwd)
         os.environ.clear()
         os.environ.update(env)
@@ -120,9 +153,16 @@ def _child(main: Callable[[list[str]], int], listener: socket.socket, warm: str)
         status = main(argv)
         sys.stdout.flush()
         sys.stderr.flush()
-        conn.sendall(status.to_bytes(4, "little", signed=True))
     finally:
-        os._exit(0)
+        if restore:
+            for target, fd in enumerate(own[0]):
+                os.dup2(fd, target)
+                os.close(fd)
+            os.chdir(own[1])
+            os.environ.clear()
+            os.environ.update(own[2])
+            sys.stdin, sys.stdout, sys.stderr = own[3]
+    conn.sendall(status.to_bytes(4, "little", signed=True))
 
 
 def _quietly(main: Callable[[list[str]], int], argv: list[str]) -> None:
@@ -210,29 +250,35 @@ def main(argv: list[str] | None = None) -> int:
     client = CLIENT.format(imports=imports)
     # The warm-up: files outside the sample when there are any, else the sample's own.
     warm = [p for p in paths if p not in sample][:25] or sample
-    kinds = ("new process", "server", "shellcheck", "python -c pass", "imports")
+    servers = ("forked", "one process")
+    kinds = ("new process", *servers, "shellcheck", "python -c pass", "imports")
     times: dict[str, list[float]] = {k: [] for k in kinds}
-    same = 0
+    same = dict.fromkeys(servers, 0)
     with tempfile.TemporaryDirectory(prefix="megalint-resident-") as scratch:
-        sock = os.path.join(scratch, "s")
-        # The server stops when its standard input closes: when the bench ends, however it ends.
-        server = subprocess.Popen(
-            [*python, os.path.abspath(__file__), SERVE, sock, *warm],
-            cwd=scratch,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
+        socks = {kind: os.path.join(scratch, f"s{i}") for i, kind in enumerate(servers)}
+        # A server stops when its standard input closes: when the bench ends, however it ends.
+        started = [
+            subprocess.Popen(
+                [*python, os.path.abspath(__file__), SERVE, socks[kind], kind, *warm],
+                cwd=scratch,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            for kind in servers
+        ]
         try:
-            assert server.stdout is not None
-            if server.stdout.readline().strip() != "ready":
-                print("error: the server did not start", file=sys.stderr)
-                return 2
+            for server in started:
+                assert server.stdout is not None
+                if server.stdout.readline().strip() != "ready":
+                    print("error: a server did not start", file=sys.stderr)
+                    return 2
 
             def command(kind: str, p: str) -> list[str]:
+                if kind in socks:
+                    return [*python, "-c", client, socks[kind], *MEGALINT_ARGS, p]
                 return {
                     "new process": [*megalint, *MEGALINT_ARGS, p],
-                    "server": [*python, "-c", client, sock, *MEGALINT_ARGS, p],
                     "shellcheck": [*shellcheck, "-f", "gcc", p],
                     "python -c pass": [*python, "-c", "pass"],
                     "imports": [*python, "-c", imports],
@@ -240,20 +286,26 @@ def main(argv: list[str] | None = None) -> int:
 
             for p in sample:
                 fresh = subprocess.run(command("new process", p), cwd=scratch, capture_output=True)
-                kept = subprocess.run(command("server", p), cwd=scratch, capture_output=True)
-                same += (fresh.stdout, fresh.stderr, fresh.returncode) == (kept.stdout, kept.stderr, kept.returncode)
+                for kind in servers:
+                    kept = subprocess.run(command(kind, p), cwd=scratch, capture_output=True)
+                    same[kind] += (fresh.stdout, fresh.stderr, fresh.returncode) == (
+                        kept.stdout,
+                        kept.stderr,
+                        kept.returncode,
+                    )
                 per: dict[str, list[float]] = {k: [] for k in kinds}
                 for _ in range(args.n):
                     for kind in kinds:
                         per[kind].append(run(command(kind, p), scratch).wall)
-                        if kind == "server":
+                        if kind == "forked":
                             time.sleep(0.1)  # the next child made ready, as between calls of a hook or an editor
                 for kind in kinds:
                     times[kind].append(statistics.median(per[kind]))
         finally:
-            assert server.stdin is not None
-            server.stdin.close()
-            server.wait()
+            for server in started:
+                assert server.stdin is not None
+                server.stdin.close()
+                server.wait()
     # The analysis alone, in this process, of each file once every file was checked here before:
     # all a resident process could not skip but the call itself.
     in_process([(p, checkouts[p]) for p in sample], None)
@@ -265,7 +317,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'call':<52} {'wall':>9}  {'vs ShellCheck':>13}")
     rows = (
         ("megalint, a new process (a first check)", "new process"),
-        ("megalint, through a resident server", "server"),
+        ("megalint, through a server forking a child a call", "forked"),
+        ("megalint, through a server running every call itself", "one process"),
         ("ShellCheck", "shellcheck"),
         ("python -c pass (the interpreter's floor)", "python -c pass"),
         ("the command's imports, nothing else", "imports"),
@@ -275,7 +328,10 @@ def main(argv: list[str] | None = None) -> int:
     for label, kind in rows:
         m = statistics.median(times[kind])
         print(f"{label:<52} {m * 1000:>6.1f} ms  {m / sc:>12.2f}x")
-    print(f"output and exit status through the server the same as in a new process: {same} of {len(sample)} files")
+    for kind in servers:
+        print(
+            f"output and exit status the same as in a new process, server {kind}: {same[kind]} of {len(sample)} files"
+        )
     return 0
 
 
@@ -283,6 +339,6 @@ if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == SERVE:
         # In megalint's interpreter: the bench's folder is not on the path, megalint is the installed one.
         sys.path = [p for p in sys.path if os.path.abspath(p or ".") != os.path.dirname(os.path.abspath(__file__))]
-        serve(sys.argv[2], sys.argv[3:])
+        serve(sys.argv[2], sys.argv[3] == "forked", sys.argv[4:])
     else:
         raise SystemExit(main())

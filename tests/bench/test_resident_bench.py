@@ -1,5 +1,5 @@
-"""bench/resident.py end to end on two of our example scripts: its server answers each call with
-what megalint prints in a new process, and it prints its table (the figures are not checked)."""
+"""bench/resident.py end to end on two scripts: each of its servers answers each call with what
+megalint prints in a new process, and it prints its table (the figures are not checked)."""
 
 from __future__ import annotations
 
@@ -51,11 +51,15 @@ def test_calls_through_the_server_print_and_exit_as_in_a_new_process(tmp_path: P
     )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[-1] == "output and exit status through the server the same as in a new process: 2 of 2 files"
-    rows = [line.split("  ")[0] for line in lines[2:-1]]
+    assert lines[-2:] == [
+        "output and exit status the same as in a new process, server forked: 2 of 2 files",
+        "output and exit status the same as in a new process, server one process: 2 of 2 files",
+    ]
+    rows = [line.split("  ")[0] for line in lines[2:-2]]
     assert rows == [
         "megalint, a new process (a first check)",
-        "megalint, through a resident server",
+        "megalint, through a server forking a child a call",
+        "megalint, through a server running every call itself",
         "ShellCheck",
         "python -c pass (the interpreter's floor)",
         "the command's imports, nothing else",
