@@ -37,7 +37,7 @@ import os
 import socket
 import sys
 from collections.abc import Callable
-from typing import NoReturn
+from typing import NamedTuple, NoReturn
 
 # The server runs in megalint's interpreter and imports nothing of the bench (see `serve`).
 SERVE = "--serve"
@@ -123,11 +123,20 @@ def _serve_in_place(main: Callable[[list[str]], int], listener: socket.socket) -
                 _answer(main, conn, restore=True)
 
 
-def _answer(main: Callable[[list[str]], int], conn: socket.socket, restore: bool) -> None:
-    """Run the call `conn` sends, in its folder, with its environment and standard streams, and
-    send back its status; with `restore`, this process's own are put back after."""
-    import io
+class Call(NamedTuple):
+    """What a call sends: its folder, its streams' encodings, its arguments and environment, and the
+    descriptors of its standard input, output and error."""
 
+    cwd: str
+    out_encoding: str
+    err_encoding: str
+    argv: list[str]
+    env: dict[str, str]
+    fds: list[int]
+
+
+def receive(conn: socket.socket) -> Call:
+    """The call `conn` sends (as CLIENT writes it)."""
     data, fds, _, _ = socket.recv_fds(conn, 1 << 16, 3)
     while len(data) < 16 or len(data) < 8 + int.from_bytes(data[:8], "little"):
         more = conn.recv(1 << 16)
@@ -137,20 +146,30 @@ def _answer(main: Callable[[list[str]], int], conn: socket.socket, restore: bool
     split = 16 + int.from_bytes(data[8:16], "little")
     cwd, out_encoding, err_encoding, *argv = os.fsdecode(data[16:split]).split("\0")
     env = dict(item.split("=", 1) for item in os.fsdecode(data[split:]).split("\0") if "=" in item)
-    own = ([os.dup(fd) for fd in (0, 1, 2)], os.getcwd(), dict(os.environ), (sys.stdin, sys.stdout, sys.stderr))
-    for target, fd in enumerate(fds):
+    return Call(cwd, out_encoding, err_encoding, argv, env, fds)
+
+
+def _answer(main: Callable[[list[str]], int], conn: socket.socket, restore: bool) -> None:
+    """Run the call `conn` sends, in its folder, with its environment and standard streams, and
+    send back its status; with `restore`, this process's own are put back after."""
+    import io
+
+    call = receive(conn)
+    if restore:
+        own = ([os.dup(fd) for fd in (0, 1, 2)], os.getcwd(), dict(os.environ), (sys.stdin, sys.stdout, sys.stderr))
+    for target, fd in enumerate(call.fds):
         os.dup2(fd, target)
         os.close(fd)
     try:
-        os.chdir(cwd)
+        os.chdir(call.cwd)
         os.environ.clear()
-        os.environ.update(env)
+        os.environ.update(call.env)
         sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False))
-        sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding=out_encoding)
+        sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding=call.out_encoding)
         sys.stderr = io.TextIOWrapper(
-            io.FileIO(2, "w", closefd=False), encoding=err_encoding, errors="backslashreplace", line_buffering=True
+            io.FileIO(2, "w", closefd=False), encoding=call.err_encoding, errors="backslashreplace", line_buffering=True
         )
-        status = main(argv)
+        status = main(call.argv)
         sys.stdout.flush()
         sys.stderr.flush()
     finally:

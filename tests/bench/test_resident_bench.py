@@ -70,9 +70,9 @@ def test_calls_through_the_server_print_and_exit_as_in_a_new_process(tmp_path: P
 
 @pytest.mark.skipif(not hasattr(socket, "send_fds"), reason="descriptors are sent over Unix sockets (POSIX only)")
 def test_a_call_reaches_the_server_with_its_streams_folder_and_environment(tmp_path: Path) -> None:
-    # The client as the bench runs it, against a server that is this test: what it sends is the
-    # call's folder, its stream encodings, its arguments and its environment, and its three
-    # standard streams; it exits with the status sent back.
+    # The client as the bench runs it, against a server that is this test reading the call as the
+    # bench's servers do (`receive`): the call's folder, arguments and environment, and its three
+    # standard streams; the client exits with the status sent back.
     resident = _load_resident()
     path = str(tmp_path / "s")
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -86,13 +86,9 @@ def test_a_call_reaches_the_server_with_its_streams_folder_and_environment(tmp_p
         stdout=subprocess.PIPE,
     )
     conn, _ = listener.accept()
-    data, fds, _, _ = socket.recv_fds(conn, 1 << 20, 3)
-    while len(data) < 8 + int.from_bytes(data[:8], "little"):
-        data += conn.recv(1 << 20)
-    split = 16 + int.from_bytes(data[8:16], "little")
-    cwd, _out, _err, *argv = os.fsdecode(data[16:split]).split("\0")
-    env = dict(item.split("=", 1) for item in os.fsdecode(data[split:]).split("\0"))
-    assert (cwd, argv, env["MEGALINT_PROBE"]) == (str(tmp_path), ["--flag", "a b"], "x=y")
+    call = resident.receive(conn)
+    assert (call.cwd, call.argv, call.env["MEGALINT_PROBE"]) == (str(tmp_path), ["--flag", "a b"], "x=y")
+    fds = call.fds
     assert len(fds) == 3
     os.write(fds[1], b"written by the server\n")
     for fd in fds:
